@@ -1,0 +1,63 @@
+/* The one record that crosses the ring buffer, shared by bpf/ and agent/.
+ * Plain C, fixed-width types, explicit padding: the C++ side static_asserts every offset. */
+#ifndef SKEWSCOPE_ABI_HALF_EVENT_H
+#define SKEWSCOPE_ABI_HALF_EVENT_H
+
+#ifdef __BPF__
+/* vmlinux.h already provides the __uN types in BPF programs. */
+#else
+#include <linux/types.h>
+#endif
+
+#define SKEWSCOPE_COMM_LEN 16
+
+enum skewscope_half_kind {
+	SKEWSCOPE_HALF_SEND = 1,
+	SKEWSCOPE_HALF_RECV = 2,
+};
+
+/* Which syscall produced a half: only for diagnostics, pairing ignores it. */
+enum skewscope_syscall {
+	SKEWSCOPE_SYS_WRITE = 1,
+	SKEWSCOPE_SYS_WRITEV,
+	SKEWSCOPE_SYS_SENDTO,
+	SKEWSCOPE_SYS_SENDMSG,
+	SKEWSCOPE_SYS_SENDMMSG,
+	SKEWSCOPE_SYS_READ,
+	SKEWSCOPE_SYS_READV,
+	SKEWSCOPE_SYS_RECVFROM,
+	SKEWSCOPE_SYS_RECVMSG,
+	SKEWSCOPE_SYS_RECVMMSG,
+};
+
+/* Per-CPU drop and filter counters (array map index). Every drop has a slot here. */
+enum skewscope_bpf_counter {
+	SKEWSCOPE_CNT_RINGBUF_FULL = 0,   /* bpf_ringbuf_reserve failed: event lost */
+	SKEWSCOPE_CNT_INFLIGHT_FULL,      /* no room to remember a syscall between entry and exit */
+	SKEWSCOPE_CNT_MMSG_TRUNCATED,     /* more mmsghdr entries than the bounded loop reads */
+	SKEWSCOPE_CNT_EMITTED,            /* halves submitted to the ring buffer */
+	SKEWSCOPE_CNT__COUNT,
+};
+
+/* Addresses are IPv6 or IPv4-mapped IPv6 (::ffff:a.b.c.d) so a v4 client and a dual-stack v6
+ * server compute the same key. local_* is this socket's end, remote_* the peer's.
+ * Ports are in host byte order. */
+struct skewscope_half_event {
+	__u64 ts_ns;          /* CLOCK_MONOTONIC: send at syscall entry, receive at syscall exit */
+	__u64 cgroup_id;      /* cgroup v2 id of the calling task */
+	__u8 local_addr[16];
+	__u8 remote_addr[16];
+	__u16 local_port;
+	__u16 remote_port;
+	__u32 seq;            /* write_seq (send) or copied_seq (receive) at syscall entry */
+	__u32 bytes;          /* bytes moved, from the return value */
+	__u32 netns_ino;      /* inode of the socket's network namespace */
+	__u32 pid;            /* thread-group id */
+	__u32 tid;
+	__u8 kind;            /* enum skewscope_half_kind */
+	__u8 syscall;         /* enum skewscope_syscall */
+	__u8 pad[6];
+	char comm[SKEWSCOPE_COMM_LEN];
+};
+
+#endif

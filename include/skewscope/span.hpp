@@ -1,0 +1,36 @@
+// A paired send and receive: the value every stage after correlate consumes.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+namespace skewscope {
+
+enum class Transport : std::uint8_t { tcp, kafka, zmq, rdma };
+
+inline const char* transport_name(Transport t) {
+  switch (t) {
+    case Transport::tcp: return "tcp";
+    case Transport::kafka: return "kafka";
+    case Transport::zmq: return "zmq";
+    case Transport::rdma: return "rdma";
+  }
+  return "unknown";
+}
+
+// Small dense id for a domain; names live in the DomainRegistry.
+using DomainId = std::uint16_t;
+
+struct Span {
+  DomainId src = 0;             // sender's domain
+  DomainId dst = 0;             // receiver's domain
+  Transport transport = Transport::tcp;
+  std::int64_t send_ns = 0;     // send time, in the sender's domain clock (ns since the Unix epoch)
+  std::int64_t recv_ns = 0;     // receive time, in the receiver's domain clock
+  std::int64_t capture_ns = 0;  // CLOCK_MONOTONIC of the receive: orders spans and ages windows
+  std::uint32_t bytes = 0;      // bytes of the send
+
+  std::int64_t span_ns() const { return recv_ns - send_ns; }
+};
+
+}  // namespace skewscope
