@@ -1,0 +1,117 @@
+#include "api/agent_metrics.hpp"
+
+#include <map>
+
+#include "api/prometheus_writer.hpp"
+
+namespace skewscope {
+namespace {
+
+// The {src,dst} families aggregate a pair's transports: health is the worst, the ratio and the
+// minimum are over all of the pair's spans in the window.
+struct DirectedTotals {
+  std::uint64_t window_spans = 0;
+  std::uint64_t window_negative = 0;
+  std::optional<std::int64_t> min_span_ns;
+  int health = 1;
+};
+
+std::map<std::pair<DomainId, DomainId>, DirectedTotals> by_direction(const HealthReport& h) {
+  std::map<std::pair<DomainId, DomainId>, DirectedTotals> out;
+  for (const auto& p : h.pairs) {
+    auto& t = out[{p.key.src, p.key.dst}];
+    t.window_spans += p.window.spans;
+    t.window_negative += p.window.negative_spans;
+    if (p.window.min_span_ns)
+      t.min_span_ns = t.min_span_ns ? std::min(*t.min_span_ns, *p.window.min_span_ns) : *p.window.min_span_ns;
+    t.health = std::min(t.health, p.health);
+  }
+  return out;
+}
+
+}  // namespace
+
+std::string render_agent_metrics(const AgentReport& r, const std::string& version) {
+  std::string out;
+  PrometheusWriter w(out);
+  const auto directed = by_direction(r.health);
+
+  w.family("skewscope_causality_health", "gauge",
+           "1 when no pair saw a negative span (receive before send) in the health window, else 0.");
+  w.sample("skewscope_causality_health", r.health.health);
+
+  w.family("skewscope_pair_causality_health", "gauge",
+           "1 when the pair (src sends, dst receives) saw no negative span in the health window, else 0.");
+  for (const auto& [key, t] : directed)
+    w.sample("skewscope_pair_causality_health", {{"src", r.name(key.first)}, {"dst", r.name(key.second)}}, t.health);
+
+  w.family("skewscope_spans_total", "counter", "Paired messages (spans) seen from src to dst.");
+  for (const auto& p : r.health.pairs)
+    w.sample("skewscope_spans_total",
+             {{"src", r.name(p.key.src)}, {"dst", r.name(p.key.dst)}, {"transport", transport_name(p.key.transport)}},
+             static_cast<double>(p.spans));
+
+  w.family("skewscope_negative_spans_total", "counter",
+           "Spans whose receive time (dst clock) is before their send time (src clock).");
+  for (const auto& p : r.health.pairs)
+    w.sample("skewscope_negative_spans_total",
+             {{"src", r.name(p.key.src)}, {"dst", r.name(p.key.dst)}, {"transport", transport_name(p.key.transport)}},
+             static_cast<double>(p.negative_spans));
+
+  w.family("skewscope_negative_span_ratio", "gauge", "Share of the pair's spans in the health window that are negative.");
+  for (const auto& [key, t] : directed)
+    w.sample("skewscope_negative_span_ratio", {{"src", r.name(key.first)}, {"dst", r.name(key.second)}},
+             t.window_spans ? static_cast<double>(t.window_negative) / static_cast<double>(t.window_spans) : 0.0);
+
+  w.family("skewscope_span_min_seconds", "gauge",
+           "Smallest span (receive minus send, in the two hosts' clocks) in the health window.");
+  for (const auto& [key, t] : directed)
+    if (t.min_span_ns)
+      w.sample("skewscope_span_min_seconds", {{"src", r.name(key.first)}, {"dst", r.name(key.second)}},
+               static_cast<double>(*t.min_span_ns) * 1e-9);
+
+  // No estimate is exported until the estimate stage has one: never a made-up number.
+  w.family("skewscope_clock_offset_seconds", "gauge", "Estimated dst-minus-src clock offset, from the pair's traffic.");
+  w.family("skewscope_clock_offset_bound_seconds", "gauge",
+           "Half-width of the interval that holds the dst-minus-src clock offset.");
+
+  w.family("skewscope_events_total", "counter", "Halves captured, by kind (send or recv).");
+  w.sample("skewscope_events_total", {{"kind", "send"}}, static_cast<double>(r.ingest.sends));
+  w.sample("skewscope_events_total", {{"kind", "recv"}}, static_cast<double>(r.ingest.recvs));
+
+  w.family("skewscope_events_lost_total", "counter", "Halves lost before pairing, by reason.");
+  w.sample("skewscope_events_lost_total", {{"reason", "ring_buffer_full"}}, static_cast<double>(r.source.ringbuf_full));
+  w.sample("skewscope_events_lost_total", {{"reason", "inflight_table_full"}},
+           static_cast<double>(r.source.inflight_full));
+  w.sample("skewscope_events_lost_total", {{"reason", "malformed_record"}},
+           static_cast<double>(r.source.malformed_records));
+  w.sample("skewscope_events_lost_total", {{"reason", "pending_table_full"}},
+           static_cast<double>(r.correlator.dropped_table_full));
+  for (std::size_t i = 0; i < r.ingest.rejected.size(); ++i)
+    w.sample("skewscope_events_lost_total",
+             {{"reason", std::string("rejected_") + decode_reject_name(static_cast<DecodeReject>(i))}},
+             static_cast<double>(r.ingest.rejected[i]));
+
+  w.family("skewscope_events_filtered_total", "counter",
+           "Halves deliberately not traced further: outside --only-domains, or traffic of this agent's own API.");
+  w.sample("skewscope_events_filtered_total", {{"reason", "outside_domains"}},
+           static_cast<double>(r.ingest.outside_domains));
+  w.sample("skewscope_events_filtered_total", {{"reason", "own_traffic"}}, static_cast<double>(r.ingest.own_traffic));
+
+  w.family("skewscope_unpaired_halves_total", "counter",
+           "Halves that aged out unpaired: sends never received (within the age limit), receives in which "
+           "no send started (middle of a larger send, or an untraced sender).");
+  w.sample("skewscope_unpaired_halves_total", {{"kind", "send"}}, static_cast<double>(r.correlator.sends_expired));
+  w.sample("skewscope_unpaired_halves_total", {{"kind", "recv"}},
+           static_cast<double>(r.correlator.recvs_without_start));
+
+  w.family("skewscope_pending_halves", "gauge", "Halves waiting for their other half.");
+  w.sample("skewscope_pending_halves", {{"kind", "send"}}, static_cast<double>(r.pending_sends));
+  w.sample("skewscope_pending_halves", {{"kind", "recv"}}, static_cast<double>(r.pending_recvs));
+
+  w.family("skewscope_build_info", "gauge", "Build information; always 1.");
+  w.sample("skewscope_build_info", {{"version", version}}, 1);
+  return out;
+}
+
+}  // namespace skewscope

@@ -1,0 +1,12 @@
+// /metrics: the contract's families (../shared/DESIGN.md) from one AgentReport.
+#pragma once
+
+#include <string>
+
+#include "health/agent_report.hpp"
+
+namespace skewscope {
+
+std::string render_agent_metrics(const AgentReport& report, const std::string& version);
+
+}  // namespace skewscope

@@ -1,0 +1,44 @@
+#include "api/status_json.hpp"
+
+namespace skewscope {
+
+std::uint64_t total_lost(const AgentReport& r) {
+  return r.source.ringbuf_full + r.source.inflight_full + r.source.malformed_records + r.correlator.dropped_table_full;
+}
+
+nlohmann::json status_json(const AgentReport& r) {
+  using nlohmann::json;
+  json pairs = json::array();
+  for (const auto& p : r.health.pairs) {
+    json min_span = p.window.min_span_ns ? json(static_cast<double>(*p.window.min_span_ns) * 1e-9) : json(nullptr);
+    pairs.push_back({{"src", r.name(p.key.src)},
+                     {"dst", r.name(p.key.dst)},
+                     {"transport", transport_name(p.key.transport)},
+                     {"spans", p.spans},
+                     {"negative_spans", p.negative_spans},
+                     {"window_spans", p.window.spans},
+                     {"window_negative_spans", p.window.negative_spans},
+                     {"negative_span_ratio", p.negative_span_ratio},
+                     {"health", p.health},
+                     {"state", pair_state_name(p.state)},
+                     {"min_span_seconds", min_span},
+                     {"offset_seconds", nullptr},
+                     {"offset_bound_seconds", nullptr}});
+  }
+  const auto& c = r.correlator;
+  const std::uint64_t settled = c.pairs + c.sends_expired;
+  json capture = {{"events", r.ingest.sends + r.ingest.recvs},
+                  {"lost", total_lost(r)},
+                  {"pairs", c.pairs},
+                  {"unpaired_sends", c.sends_expired},
+                  {"pending_halves", r.pending_sends + r.pending_recvs},
+                  // Of the sends that are settled (paired or aged out), the share that paired.
+                  {"pairing_ratio", settled ? json(static_cast<double>(c.pairs) / static_cast<double>(settled)) : json(nullptr)}};
+  return {{"health", r.health.health},
+          {"window_seconds", r.health.window_ns % 1'000'000'000 == 0 ? json(r.health.window_ns / 1'000'000'000)
+                                                                     : json(static_cast<double>(r.health.window_ns) * 1e-9)},
+          {"pairs", pairs},
+          {"capture", capture}};
+}
+
+}  // namespace skewscope

@@ -1,0 +1,30 @@
+// What the agent core consumes: raw ABI halves plus the source's own drop counters.
+// Production: the BPF ring buffer. Tests: a synthetic source.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <vector>
+
+#include "skewscope/abi/half_event.h"
+
+namespace skewscope {
+
+struct SourceCounters {
+  std::uint64_t emitted = 0;         // halves the source produced
+  std::uint64_t ringbuf_full = 0;    // lost before the agent could read them
+  std::uint64_t inflight_full = 0;   // syscall entries that could not be remembered until exit
+  std::uint64_t mmsg_truncated = 0;  // *mmsg calls with more messages than the kernel side reads
+  std::uint64_t malformed_records = 0;  // ring buffer records of the wrong size (never decoded)
+};
+
+class EventSource {
+ public:
+  virtual ~EventSource() = default;
+  // Appends what is available, waiting at most `timeout` for the first event.
+  // Returns false when the source has ended (synthetic sources) or failed.
+  virtual bool poll(std::vector<skewscope_half_event>& out, std::chrono::milliseconds timeout) = 0;
+  virtual SourceCounters counters() const = 0;
+};
+
+}  // namespace skewscope

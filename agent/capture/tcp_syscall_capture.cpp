@@ -1,0 +1,154 @@
+#include "capture/tcp_syscall_capture.hpp"
+
+#include <bpf/libbpf.h>
+#include <unistd.h>
+
+#include <cstdarg>
+#include <cstring>
+#include <mutex>
+
+#include "tcp_syscalls.skel.h"
+
+namespace skewscope {
+namespace {
+
+// libbpf explains load failures (verifier log, missing BTF) through its print callback:
+// keep the last lines so the error can say why, not just which program.
+std::mutex g_log_mutex;
+std::string g_libbpf_log;
+
+int collect_libbpf_log(enum libbpf_print_level level, const char* format, va_list args) {
+  if (level == LIBBPF_DEBUG) return 0;
+  char line[1024];
+  int n = std::vsnprintf(line, sizeof line, format, args);
+  std::lock_guard lock(g_log_mutex);
+  g_libbpf_log += line;
+  if (g_libbpf_log.size() > 8192) g_libbpf_log.erase(0, g_libbpf_log.size() - 8192);
+  return n;
+}
+
+std::string take_libbpf_log() {
+  std::lock_guard lock(g_log_mutex);
+  std::string out;
+  out.swap(g_libbpf_log);
+  // The last few lines carry the reason; the whole verifier log would bury it.
+  std::size_t pos = out.size();
+  for (int lines = 0; lines < 6 && pos > 0; ++lines) {
+    pos = out.rfind('\n', pos - 1);
+    if (pos == std::string::npos) {
+      pos = 0;
+      break;
+    }
+  }
+  return out.substr(pos);
+}
+
+// The skeleton's programs, in the order of tcp_hook_candidates(): checked by name at open.
+std::vector<bpf_program*> programs_in_table_order(tcp_syscalls* s) {
+  auto& p = s->progs;
+  return {p.enter_write,   p.exit_write,   p.enter_writev,   p.exit_writev,   p.enter_sendto,
+          p.exit_sendto,   p.enter_sendmsg, p.exit_sendmsg,  p.enter_sendmmsg, p.exit_sendmmsg,
+          p.enter_read,    p.exit_read,    p.enter_readv,    p.exit_readv,    p.enter_recvfrom,
+          p.exit_recvfrom, p.enter_recvmsg, p.exit_recvmsg,  p.enter_recvmmsg, p.exit_recvmmsg};
+}
+
+}  // namespace
+
+std::unique_ptr<TcpSyscallCapture> TcpSyscallCapture::open(const std::vector<HookChoice>& choices,
+                                                           std::string& error) {
+  libbpf_set_print(collect_libbpf_log);
+  std::unique_ptr<TcpSyscallCapture> self(new TcpSyscallCapture());
+  self->skel_ = tcp_syscalls__open();
+  if (!self->skel_) {
+    error = "opening BPF object tcp_syscalls: " + take_libbpf_log();
+    return nullptr;
+  }
+  auto programs = programs_in_table_order(self->skel_);
+  if (programs.size() != choices.size()) {
+    error = "internal: hook table and BPF object disagree on the number of programs";
+    return nullptr;
+  }
+  bool any = false;
+  for (std::size_t i = 0; i < programs.size(); ++i) {
+    if (choices[i].candidate.program != bpf_program__name(programs[i])) {
+      error = "internal: hook table entry " + choices[i].candidate.program + " is not program " +
+              bpf_program__name(programs[i]);
+      return nullptr;
+    }
+    bpf_program__set_autoload(programs[i], choices[i].chosen);
+    any = any || choices[i].chosen;
+  }
+  if (!any) {
+    error = "no TCP hook can be used on this kernel (run `skewscope doctor`)";
+    return nullptr;
+  }
+  self->skel_->rodata->agent_tgid = static_cast<__u32>(getpid());
+
+  if (int err = tcp_syscalls__load(self->skel_)) {
+    error = "loading BPF programs of tcp_syscalls: " + std::string(std::strerror(-err)) + "\n" + take_libbpf_log();
+    return nullptr;
+  }
+  for (std::size_t i = 0; i < programs.size(); ++i) {
+    if (!choices[i].chosen) continue;
+    bpf_link* link = bpf_program__attach(programs[i]);
+    if (!link) {
+      error = "attaching BPF program " + choices[i].candidate.program + " to " + choices[i].candidate.tracepoint +
+              ": " + std::strerror(errno) + "\n" + take_libbpf_log();
+      return nullptr;
+    }
+    self->links_.push_back(link);
+    self->attached_.push_back(choices[i].candidate.program);
+  }
+  self->ring_ = ring_buffer__new(bpf_map__fd(self->skel_->maps.halves), &TcpSyscallCapture::on_record,
+                                 self.get(), nullptr);
+  if (!self->ring_) {
+    error = std::string("creating the ring buffer reader: ") + std::strerror(errno);
+    return nullptr;
+  }
+  return self;
+}
+
+TcpSyscallCapture::~TcpSyscallCapture() {
+  if (ring_) ring_buffer__free(ring_);
+  for (bpf_link* link : links_) bpf_link__destroy(link);
+  if (skel_) tcp_syscalls__destroy(skel_);
+}
+
+int TcpSyscallCapture::on_record(void* ctx, void* data, std::size_t size) {
+  auto* self = static_cast<TcpSyscallCapture*>(ctx);
+  if (size != sizeof(skewscope_half_event)) {
+    ++self->malformed_;
+    return 0;
+  }
+  self->sink_->push_back(*static_cast<const skewscope_half_event*>(data));
+  return 0;
+}
+
+bool TcpSyscallCapture::poll(std::vector<skewscope_half_event>& out, std::chrono::milliseconds timeout) {
+  sink_ = &out;
+  int n = ring_buffer__poll(ring_, static_cast<int>(timeout.count()));
+  sink_ = nullptr;
+  return n >= 0 || n == -EINTR;
+}
+
+SourceCounters TcpSyscallCapture::counters() const {
+  SourceCounters c;
+  int cpus = libbpf_num_possible_cpus();
+  if (cpus <= 0) return c;
+  std::vector<std::uint64_t> values(static_cast<std::size_t>(cpus));
+  auto sum = [&](std::uint32_t key) {
+    std::uint64_t total = 0;
+    if (bpf_map__lookup_elem(skel_->maps.counters, &key, sizeof key, values.data(),
+                             values.size() * sizeof(std::uint64_t), 0) == 0)
+      for (auto v : values) total += v;
+    return total;
+  };
+  c.emitted = sum(SKEWSCOPE_CNT_EMITTED);
+  c.ringbuf_full = sum(SKEWSCOPE_CNT_RINGBUF_FULL);
+  c.inflight_full = sum(SKEWSCOPE_CNT_INFLIGHT_FULL);
+  c.mmsg_truncated = sum(SKEWSCOPE_CNT_MMSG_TRUNCATED);
+  c.malformed_records = malformed_;
+  return c;
+}
+
+}  // namespace skewscope

@@ -1,0 +1,44 @@
+// The production EventSource: the tcp_syscalls BPF object, opened, configured, loaded and
+// attached in one RAII object; destroying it detaches everything.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "capture/event_source.hpp"
+#include "capture/features.hpp"
+
+struct tcp_syscalls;  // generated skeleton
+struct ring_buffer;
+struct bpf_link;
+
+namespace skewscope {
+
+class TcpSyscallCapture final : public EventSource {
+ public:
+  // Loads the programs that `choices` chose; the agent's own process is excluded.
+  // On failure returns null and sets `error` to which program failed and why.
+  static std::unique_ptr<TcpSyscallCapture> open(const std::vector<HookChoice>& choices, std::string& error);
+  ~TcpSyscallCapture() override;
+  TcpSyscallCapture(const TcpSyscallCapture&) = delete;
+  TcpSyscallCapture& operator=(const TcpSyscallCapture&) = delete;
+
+  bool poll(std::vector<skewscope_half_event>& out, std::chrono::milliseconds timeout) override;
+  SourceCounters counters() const override;
+
+  const std::vector<std::string>& attached() const { return attached_; }
+
+ private:
+  TcpSyscallCapture() = default;
+  static int on_record(void* ctx, void* data, std::size_t size);
+
+  tcp_syscalls* skel_ = nullptr;
+  ring_buffer* ring_ = nullptr;
+  std::vector<skewscope_half_event>* sink_ = nullptr;
+  std::vector<bpf_link*> links_;  // attached by us (only chosen programs), destroyed before the skeleton
+  std::vector<std::string> attached_;
+  std::uint64_t malformed_ = 0;  // records of the wrong size: counted, never decoded
+};
+
+}  // namespace skewscope

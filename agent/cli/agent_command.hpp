@@ -1,0 +1,28 @@
+// `skewscope agent`: validate everything, bind, load and attach, then run until SIGINT/SIGTERM.
+#pragma once
+
+#include <string>
+#include <vector>
+
+namespace CLI {
+class App;
+}
+
+namespace skewscope {
+
+struct AgentOptions {
+  std::string listen = "0.0.0.0:9477";
+  std::string host_name;  // default: the machine's hostname
+  std::vector<std::string> domains;
+  bool only_domains = false;
+  std::vector<std::string> simulate;
+  std::string window = "30s";
+  std::string control_socket = "/run/skewscope.sock";
+  std::size_t max_pending = 1 << 18;
+  std::string send_max_age = "10s";
+};
+
+void add_agent_options(CLI::App& command, AgentOptions& options);
+int run_agent(const AgentOptions& options);  // exit code: 0, 1 runtime error, 2 usage error
+
+}  // namespace skewscope

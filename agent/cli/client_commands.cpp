@@ -1,0 +1,155 @@
+#include "cli/client_commands.hpp"
+
+#include <httplib.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdio>
+#include <iostream>
+#include <thread>
+
+#include "api/control_socket.hpp"
+#include "capture/features.hpp"
+#include "capture/tracefs.hpp"
+#include "domains/domain_spec.hpp"
+#include "domains/duration.hpp"
+
+namespace skewscope {
+namespace {
+
+struct Fetched {
+  std::optional<nlohmann::json> status;
+  std::string error;
+};
+
+Fetched fetch_status(const std::string& url) {
+  httplib::Client client(url);
+  if (!client.is_valid()) return {std::nullopt, "invalid agent URL '" + url + "'"};
+  client.set_connection_timeout(2);
+  client.set_read_timeout(5);
+  auto res = client.Get("/api/v1/status");
+  if (!res) return {std::nullopt, "cannot reach the agent at " + url + ": " + httplib::to_string(res.error())};
+  if (res->status != 200) return {std::nullopt, "agent at " + url + " answered HTTP " + std::to_string(res->status)};
+  auto parsed = nlohmann::json::parse(res->body, nullptr, false);
+  if (parsed.is_discarded() || !parsed.is_object()) return {std::nullopt, "agent at " + url + " sent invalid JSON"};
+  return {parsed, {}};
+}
+
+std::string seconds_text(const nlohmann::json& v) {
+  if (!v.is_number()) return "-";
+  return format_duration_ns(static_cast<std::int64_t>(v.get<double>() * 1e9));
+}
+
+}  // namespace
+
+std::string render_status_table(const nlohmann::json& s) {
+  std::string out;
+  char line[256];
+  std::snprintf(line, sizeof line, "causality_health %d   window %ss   events %llu   lost %llu\n\n",
+                s.value("health", -1), s.contains("window_seconds") ? s["window_seconds"].dump().c_str() : "?",
+                static_cast<unsigned long long>(s["capture"].value("events", 0ull)),
+                static_cast<unsigned long long>(s["capture"].value("lost", 0ull)));
+  out += line;
+  std::snprintf(line, sizeof line, "%-12s %-12s %-6s %10s %9s %10s %8s %8s %10s %10s %6s %-9s\n", "SRC", "DST",
+                "TRANS", "SPANS", "NEG", "WIN_SPANS", "WIN_NEG", "RATIO", "MIN_SPAN", "OFFSET", "HEALTH", "STATE");
+  out += line;
+  for (const auto& p : s.value("pairs", nlohmann::json::array())) {
+    std::snprintf(line, sizeof line, "%-12s %-12s %-6s %10llu %9llu %10llu %8llu %8.4f %10s %10s %6d %-9s\n",
+                  p.value("src", "?").c_str(), p.value("dst", "?").c_str(), p.value("transport", "?").c_str(),
+                  static_cast<unsigned long long>(p.value("spans", 0ull)),
+                  static_cast<unsigned long long>(p.value("negative_spans", 0ull)),
+                  static_cast<unsigned long long>(p.value("window_spans", 0ull)),
+                  static_cast<unsigned long long>(p.value("window_negative_spans", 0ull)),
+                  p.value("negative_span_ratio", 0.0), seconds_text(p["min_span_seconds"]).c_str(),
+                  seconds_text(p["offset_seconds"]).c_str(), p.value("health", -1), p.value("state", "?").c_str());
+    out += line;
+  }
+  return out;
+}
+
+int run_status(const std::string& url, bool json) {
+  Fetched f = fetch_status(url);
+  if (!f.status) {
+    std::cerr << "skewscope status: " << f.error << "\n";
+    return 3;
+  }
+  if (json) {
+    std::cout << f.status->dump(2) << "\n";
+  } else {
+    std::cout << render_status_table(*f.status);
+  }
+  return f.status->value("health", 0) == 1 ? 0 : 1;
+}
+
+int run_top(const std::string& url, const std::string& interval_text, int count, bool once, bool json) {
+  auto interval = parse_duration_ns(interval_text);
+  if (!interval) {
+    // vmstat style: a bare number means seconds.
+    interval = parse_duration_ns(interval_text + "s");
+  }
+  if (!interval || *interval <= 0) {
+    std::cerr << "skewscope top: interval '" << interval_text << "' must be a positive duration (e.g. 1s, 500ms)\n";
+    return 2;
+  }
+  if (count < 0) {
+    std::cerr << "skewscope top: COUNT must be positive\n";
+    return 2;
+  }
+  if (once) count = 1;
+  const bool clear = !json && isatty(STDOUT_FILENO);
+  for (int i = 0; count == 0 || i < count; ++i) {
+    if (i > 0) std::this_thread::sleep_for(std::chrono::nanoseconds(*interval));
+    Fetched f = fetch_status(url);
+    if (!f.status) {
+      std::cerr << "skewscope top: " << f.error << "\n";
+      return 3;
+    }
+    if (json) {
+      std::cout << f.status->dump() << std::endl;  // NDJSON: one status per line
+    } else {
+      if (clear) std::cout << "\033[H\033[2J";
+      std::cout << render_status_table(*f.status) << std::endl;
+    }
+  }
+  return 0;
+}
+
+int run_simulate(const std::string& spec, const std::string& control_socket) {
+  auto sim = parse_clock_simulation(spec);
+  if (!sim) {
+    std::cerr << "skewscope simulate: " << sim.error << "\n";
+    return 2;
+  }
+  bool reached = false;
+  std::string reply = control_request(control_socket, "simulate " + spec, reached);
+  if (reply.rfind("ok", 0) == 0) {
+    std::cout << reply << "\n";
+    return 0;
+  }
+  std::cerr << "skewscope simulate: " << reply << "\n";
+  return reached ? 1 : 3;
+}
+
+int run_doctor() {
+  std::string tracefs_error = ensure_tracefs();
+  KernelFeatures k = probe_kernel_features();
+  std::cout << "kernel " << k.kernel_release << "\n\nfeatures:\n";
+  for (int i = 0; i < static_cast<int>(Feature::count_); ++i) {
+    auto f = static_cast<Feature>(i);
+    std::cout << "  " << (k[f] ? "yes " : "no  ") << feature_name(f) << "\n";
+  }
+  if (!tracefs_error.empty()) std::cout << "  (tracefs: " << tracefs_error << ")\n";
+  for (const auto& note : k.notes) std::cout << "  note: " << note << "\n";
+  std::cout << "\nhooks:\n";
+  int chosen = 0;
+  auto choices = choose_hooks(k, tcp_hook_candidates());
+  for (const auto& c : choices) {
+    chosen += c.chosen;
+    std::cout << "  " << (c.chosen ? "use  " : "skip ") << c.candidate.program << "  (" << c.candidate.hook << ", "
+              << c.candidate.tracepoint << ")" << (c.chosen ? "" : "  -- " + c.reason) << "\n";
+  }
+  std::cout << "\n" << chosen << " of " << choices.size() << " programs usable\n";
+  return chosen > 0 ? 0 : 1;
+}
+
+}  // namespace skewscope

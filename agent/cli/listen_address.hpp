@@ -1,0 +1,19 @@
+// ADDR:PORT for --listen, and the agent URL for the client commands.
+#pragma once
+
+#include <string>
+#include <string_view>
+
+#include "skewscope/parsed.hpp"
+
+namespace skewscope {
+
+struct ListenAddress {
+  std::string host;
+  int port = 0;
+};
+
+// "0.0.0.0:9477", "127.0.0.1:0", "[::1]:9477"
+Parsed<ListenAddress> parse_listen_address(std::string_view text);
+
+}  // namespace skewscope

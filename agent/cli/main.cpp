@@ -1,0 +1,61 @@
+// skewscope: the agent and its command-line clients (see ../shared/DESIGN.md, "Contract").
+#include <CLI/CLI.hpp>
+#include <iostream>
+
+#include "cli/agent_command.hpp"
+#include "cli/client_commands.hpp"
+#include "skewscope/version.hpp"
+
+int main(int argc, char** argv) {
+  using namespace skewscope;
+  CLI::App app{"skewscope: tells when timestamps across hosts stop telling the truth"};
+  app.require_subcommand(1);
+  app.set_version_flag("--version", kVersion);
+
+  AgentOptions agent;
+  auto* agent_cmd = app.add_subcommand("agent", "capture, pair and publish causality_health");
+  add_agent_options(*agent_cmd, agent);
+
+  std::string agent_url = kDefaultAgentUrl;
+  bool json = false;
+  auto* status_cmd = app.add_subcommand("status", "exit 0 healthy, 1 a pair violated, 2 usage, 3 agent unreachable");
+  status_cmd->add_option("--agent", agent_url, "agent URL")->capture_default_str();
+  status_cmd->add_flag("--json", json, "print the status JSON");
+
+  std::string interval = "1s";
+  int count = 0;
+  bool once = false;
+  auto* top_cmd = app.add_subcommand("top", "live table of pairs");
+  top_cmd->add_option("--agent", agent_url, "agent URL")->capture_default_str();
+  top_cmd->add_option("interval", interval, "refresh interval (1s, 500ms, or seconds)")->capture_default_str();
+  top_cmd->add_option("count", count, "number of refreshes (0: until interrupted)");
+  top_cmd->add_flag("--once", once, "print one table and exit");
+  top_cmd->add_flag("--json", json, "print NDJSON, one status per line");
+
+  std::string spec, control_socket = AgentOptions{}.control_socket;
+  auto* sim_cmd = app.add_subcommand("simulate", "change a running agent's simulated clock (lab only)");
+  sim_cmd->add_option("spec", spec, "NAME=OFFSET[,DRIFTppm]")->required();
+  sim_cmd->add_option("--control-socket", control_socket, "the agent's control socket")->capture_default_str();
+
+  auto* doctor_cmd = app.add_subcommand("doctor", "what this kernel supports, which hooks will be used");
+
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::CallForHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForAllHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForVersion& e) {
+    return app.exit(e);
+  } catch (const CLI::ParseError& e) {
+    std::cerr << "skewscope: " << e.what() << " (see --help)\n";
+    return 2;
+  }
+
+  if (agent_cmd->parsed()) return run_agent(agent);
+  if (status_cmd->parsed()) return run_status(agent_url, json);
+  if (top_cmd->parsed()) return run_top(agent_url, interval, count, once, json);
+  if (sim_cmd->parsed()) return run_simulate(spec, control_socket);
+  if (doctor_cmd->parsed()) return run_doctor();
+  return 2;
+}

@@ -1,0 +1,47 @@
+// Which clock (domain) a half belongs to: by cgroup, then network namespace, else the host.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <vector>
+
+#include "domains/domain_spec.hpp"
+#include "skewscope/parsed.hpp"
+#include "skewscope/span.hpp"
+
+namespace skewscope {
+
+class DomainRegistry {
+ public:
+  // The host domain (id 0) holds events no declared domain matches, unless only_domains.
+  DomainRegistry(std::string host_name, bool only_domains);
+
+  // Resolves each spec's path to its namespace inode or cgroup id. Fails with a one-line error
+  // naming the spec when a path is missing or is not a namespace / cgroup v2 directory.
+  static Parsed<DomainRegistry> from_specs(const std::vector<DomainSpec>& specs, std::string host_name,
+                                           bool only_domains);
+
+  // Returns false (and leaves the registry unchanged) when the name or key is already used.
+  bool add_netns(const std::string& name, std::uint32_t netns_ino);
+  bool add_cgroup(const std::string& name, std::uint64_t cgroup_id);
+
+  // nullopt: the event is outside every declared domain and only_domains is set.
+  std::optional<DomainId> classify(std::uint32_t netns_ino, std::uint64_t cgroup_id) const;
+
+  std::optional<DomainId> find(std::string_view name) const;
+  const std::string& name(DomainId id) const { return names_.at(id); }
+  std::size_t size() const { return names_.size(); }
+
+ private:
+  std::optional<DomainId> add_name(const std::string& name);
+
+  std::vector<std::string> names_;
+  std::unordered_map<std::uint32_t, DomainId> by_netns_;
+  std::unordered_map<std::uint64_t, DomainId> by_cgroup_;
+  bool only_domains_;
+};
+
+}  // namespace skewscope

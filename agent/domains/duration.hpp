@@ -1,0 +1,18 @@
+// Durations as users write them: 5ms, 250us, 30s, -2ms, +1.5ms, 100ns, 2m.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+#include "skewscope/parsed.hpp"
+
+namespace skewscope {
+
+// Signed nanoseconds. A unit is required ("5" alone is ambiguous and rejected).
+Parsed<std::int64_t> parse_duration_ns(std::string_view text);
+
+// "5ms" style rendering for messages and tables; exact when possible.
+std::string format_duration_ns(std::int64_t ns);
+
+}  // namespace skewscope

@@ -1,0 +1,32 @@
+// Lab-only clock error per domain: shifts the timestamps the agent reads, never a system clock.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "skewscope/span.hpp"
+
+namespace skewscope {
+
+class SimulatedClocks {
+ public:
+  // The domain's clock reads offset_ns ahead of true time at anchor_ns (CLOCK_MONOTONIC), and
+  // the error grows by drift_ppm from then on. Setting again replaces the previous simulation.
+  void set(DomainId domain, std::int64_t offset_ns, double drift_ppm, std::int64_t anchor_ns);
+
+  // Error of the domain's clock at true time mono_ns (0 for a domain never set).
+  std::int64_t error_ns(DomainId domain, std::int64_t mono_ns) const;
+
+  struct Setting {
+    std::int64_t offset_ns = 0;
+    double drift_ppm = 0;
+    std::int64_t anchor_ns = 0;
+    bool active = false;
+  };
+  const Setting& setting(DomainId domain) const;
+
+ private:
+  std::vector<Setting> settings_;
+};
+
+}  // namespace skewscope

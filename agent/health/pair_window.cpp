@@ -1,0 +1,41 @@
+#include "health/pair_window.hpp"
+
+#include <algorithm>
+
+namespace skewscope {
+
+PairWindow::PairWindow(std::int64_t bucket_ns, std::size_t buckets)
+    : bucket_ns_(bucket_ns > 0 ? bucket_ns : 1), ring_(buckets > 0 ? buckets : 1) {}
+
+std::int64_t PairWindow::bucket_index(std::int64_t t) const {
+  // Floor division: monotonic times are positive, but synthetic tests may start at zero.
+  return t >= 0 ? t / bucket_ns_ : -((-t + bucket_ns_ - 1) / bucket_ns_);
+}
+
+void PairWindow::add(std::int64_t capture_ns, std::int64_t span_ns) {
+  ++spans_;
+  if (span_ns < 0) ++negative_spans_;
+  const std::int64_t index = bucket_index(capture_ns);
+  const auto size = static_cast<std::int64_t>(ring_.size());
+  Bucket& b = ring_[static_cast<std::size_t>(((index % size) + size) % size)];
+  if (b.index > index) return;  // the slot already holds a newer bucket: too late for the window
+  if (b.index != index) b = Bucket{index};
+  ++b.spans;
+  if (span_ns < 0) ++b.negative;
+  b.min_span_ns = std::min(b.min_span_ns, span_ns);
+}
+
+WindowTotals PairWindow::window(std::int64_t now_ns) const {
+  WindowTotals t;
+  const std::int64_t newest = bucket_index(now_ns);
+  const std::int64_t oldest = newest - static_cast<std::int64_t>(ring_.size()) + 1;
+  for (const Bucket& b : ring_) {
+    if (b.index < oldest || b.index > newest || b.spans == 0) continue;
+    t.spans += b.spans;
+    t.negative_spans += b.negative;
+    t.min_span_ns = t.min_span_ns ? std::min(*t.min_span_ns, b.min_span_ns) : b.min_span_ns;
+  }
+  return t;
+}
+
+}  // namespace skewscope

@@ -1,0 +1,68 @@
+/* fd -> TCP socket resolution and the pairing facts read from it (sequence numbers, 4-tuple). */
+#pragma once
+
+#define SKEWSCOPE_S_IFMT 00170000
+#define SKEWSCOPE_S_IFSOCK 0140000
+#define SKEWSCOPE_AF_INET 2
+#define SKEWSCOPE_AF_INET6 10
+#define SKEWSCOPE_SOCK_STREAM 1
+#define SKEWSCOPE_IPPROTO_TCP 6
+
+/* The TCP socket behind fd in the current task, or NULL. Ordered so that the common case,
+ * a write/read on a file or pipe, is rejected after the inode mode check: a handful of loads. */
+static __always_inline struct sock *tcp_sock_of_fd(long fd)
+{
+	struct task_struct *task = (struct task_struct *)bpf_get_current_task();
+	struct fdtable *fdt = BPF_CORE_READ(task, files, fdt);
+	if (fd < 0 || fd >= BPF_CORE_READ(fdt, max_fds))
+		return NULL;
+	struct file **fds = BPF_CORE_READ(fdt, fd);
+	struct file *file = NULL;
+	if (bpf_probe_read_kernel(&file, sizeof(file), &fds[fd]) || !file)
+		return NULL;
+	umode_t mode = BPF_CORE_READ(file, f_inode, i_mode);
+	if ((mode & SKEWSCOPE_S_IFMT) != SKEWSCOPE_S_IFSOCK)
+		return NULL;
+	struct socket *sock = BPF_CORE_READ(file, private_data);
+	if (!sock || BPF_CORE_READ(sock, type) != SKEWSCOPE_SOCK_STREAM)
+		return NULL;
+	struct sock *sk = BPF_CORE_READ(sock, sk);
+	if (!sk)
+		return NULL;
+	__u16 family = BPF_CORE_READ(sk, __sk_common.skc_family);
+	if (family != SKEWSCOPE_AF_INET && family != SKEWSCOPE_AF_INET6)
+		return NULL;
+	if (BPF_CORE_READ(sk, sk_protocol) != SKEWSCOPE_IPPROTO_TCP)
+		return NULL;
+	return sk;
+}
+
+/* Sequence number of the next byte this call moves: the first byte of a send is write_seq,
+ * the first byte a receive copies out is copied_seq. Both ends number bytes the same way. */
+static __always_inline __u32 tcp_first_byte_seq(struct sock *sk, int is_send)
+{
+	struct tcp_sock *tp = (struct tcp_sock *)sk;
+	return is_send ? BPF_CORE_READ(tp, write_seq) : BPF_CORE_READ(tp, copied_seq);
+}
+
+static __always_inline void ipv4_mapped(__u8 out[16], __be32 addr)
+{
+	__builtin_memset(out, 0, 10);
+	out[10] = 0xff;
+	out[11] = 0xff;
+	__builtin_memcpy(out + 12, &addr, 4);
+}
+
+static __always_inline void read_tuple(struct sock *sk, struct skewscope_half_event *e)
+{
+	e->local_port = BPF_CORE_READ(sk, __sk_common.skc_num);
+	e->remote_port = bpf_ntohs(BPF_CORE_READ(sk, __sk_common.skc_dport));
+	if (BPF_CORE_READ(sk, __sk_common.skc_family) == SKEWSCOPE_AF_INET) {
+		ipv4_mapped(e->local_addr, BPF_CORE_READ(sk, __sk_common.skc_rcv_saddr));
+		ipv4_mapped(e->remote_addr, BPF_CORE_READ(sk, __sk_common.skc_daddr));
+	} else {
+		BPF_CORE_READ_INTO(&e->local_addr, sk, __sk_common.skc_v6_rcv_saddr.in6_u.u6_addr8);
+		BPF_CORE_READ_INTO(&e->remote_addr, sk, __sk_common.skc_v6_daddr.in6_u.u6_addr8);
+	}
+	e->netns_ino = BPF_CORE_READ(sk, __sk_common.skc_net.net, ns.inum);
+}

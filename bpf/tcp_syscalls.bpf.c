@@ -1,0 +1,192 @@
+// SPDX-License-Identifier: GPL-2.0
+/* Send and receive halves of TCP traffic from the syscall tracepoints.
+ *
+ * Entry: resolve fd -> TCP socket (anything else is dropped here, cheaply), read the sequence
+ * number of the first byte, remember it per thread. Exit: the return value says how many bytes
+ * moved; emit one half. A send is stamped at entry and a receive at exit, so with one clock a
+ * span (receive - send) can never be negative. */
+#include "vmlinux.h"
+#include <bpf/bpf_helpers.h>
+#include <bpf/bpf_core_read.h>
+#include <bpf/bpf_endian.h>
+#include "skewscope/abi/half_event.h"
+#include "lib/counters.bpf.h"
+#include "lib/tcp_socket.bpf.h"
+
+char LICENSE[] SEC("license") = "GPL";
+
+#define MSG_PEEK_FLAG 2
+#define MAX_MMSG 64
+
+/* Set by the agent before load: its own traffic is never traced. */
+const volatile __u32 agent_tgid = 0;
+
+struct inflight {
+	__u64 entry_ns;
+	struct sock *sk;
+	__u64 mmsg_vec; /* user pointer to struct mmsghdr[], for sendmmsg/recvmmsg */
+	__u32 seq;
+	__u8 kind;
+	__u8 syscall;
+	__u8 pad[2];
+};
+
+/* LRU: an entry whose exit never fires (thread killed mid-call) must not fill the map. */
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, 16384);
+	__type(key, __u64); /* pid_tgid */
+	__type(value, struct inflight);
+} inflight_calls SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_RINGBUF);
+	__uint(max_entries, 8 * 1024 * 1024);
+} halves SEC(".maps");
+
+static __always_inline int on_enter(long fd, __u8 kind, __u8 syscall, __u64 mmsg_vec)
+{
+	__u64 id = bpf_get_current_pid_tgid();
+	if ((__u32)(id >> 32) == agent_tgid)
+		return 0;
+	struct sock *sk = tcp_sock_of_fd(fd);
+	if (!sk)
+		return 0;
+	struct inflight call = {
+		.entry_ns = bpf_ktime_get_ns(),
+		.sk = sk,
+		.mmsg_vec = mmsg_vec,
+		.seq = tcp_first_byte_seq(sk, kind == SKEWSCOPE_HALF_SEND),
+		.kind = kind,
+		.syscall = syscall,
+	};
+	if (bpf_map_update_elem(&inflight_calls, &id, &call, BPF_ANY))
+		count_event(SKEWSCOPE_CNT_INFLIGHT_FULL);
+	return 0;
+}
+
+/* For the *mmsg calls the return value counts messages; the bytes are in each msg_len. */
+static __always_inline __u64 mmsg_bytes(__u64 vec, long messages)
+{
+	__u64 total = 0;
+	for (int i = 0; i < MAX_MMSG; i++) {
+		if (i >= messages)
+			return total;
+		__u32 len = 0;
+		struct mmsghdr *entry = (struct mmsghdr *)vec + i;
+		if (bpf_probe_read_user(&len, sizeof(len), &entry->msg_len))
+			return total;
+		total += len;
+	}
+	if (messages > MAX_MMSG)
+		count_event(SKEWSCOPE_CNT_MMSG_TRUNCATED);
+	return total;
+}
+
+static __always_inline int on_exit(long ret)
+{
+	__u64 id = bpf_get_current_pid_tgid();
+	struct inflight *call = bpf_map_lookup_elem(&inflight_calls, &id);
+	if (!call)
+		return 0;
+	struct inflight c = *call;
+	bpf_map_delete_elem(&inflight_calls, &id);
+	if (ret <= 0)
+		return 0;
+	__u64 bytes = c.mmsg_vec ? mmsg_bytes(c.mmsg_vec, ret) : (__u64)ret;
+	if (bytes == 0)
+		return 0;
+
+	struct skewscope_half_event *e = bpf_ringbuf_reserve(&halves, sizeof(*e), 0);
+	if (!e) {
+		count_event(SKEWSCOPE_CNT_RINGBUF_FULL);
+		return 0;
+	}
+	e->ts_ns = c.kind == SKEWSCOPE_HALF_SEND ? c.entry_ns : bpf_ktime_get_ns();
+	e->cgroup_id = bpf_get_current_cgroup_id();
+	read_tuple(c.sk, e);
+	e->seq = c.seq;
+	e->bytes = bytes > 0xffffffffULL ? 0xffffffffU : (__u32)bytes;
+	e->pid = id >> 32;
+	e->tid = (__u32)id;
+	e->kind = c.kind;
+	e->syscall = c.syscall;
+	__builtin_memset(e->pad, 0, sizeof(e->pad));
+	bpf_get_current_comm(e->comm, sizeof(e->comm));
+	bpf_ringbuf_submit(e, 0);
+	count_event(SKEWSCOPE_CNT_EMITTED);
+	return 0;
+}
+
+#define ARG(n) (ctx->args[n])
+
+/* Sends */
+SEC("tracepoint/syscalls/sys_enter_write")
+int enter_write(struct trace_event_raw_sys_enter *ctx)
+{ return on_enter(ARG(0), SKEWSCOPE_HALF_SEND, SKEWSCOPE_SYS_WRITE, 0); }
+
+SEC("tracepoint/syscalls/sys_enter_writev")
+int enter_writev(struct trace_event_raw_sys_enter *ctx)
+{ return on_enter(ARG(0), SKEWSCOPE_HALF_SEND, SKEWSCOPE_SYS_WRITEV, 0); }
+
+SEC("tracepoint/syscalls/sys_enter_sendto")
+int enter_sendto(struct trace_event_raw_sys_enter *ctx)
+{ return on_enter(ARG(0), SKEWSCOPE_HALF_SEND, SKEWSCOPE_SYS_SENDTO, 0); }
+
+SEC("tracepoint/syscalls/sys_enter_sendmsg")
+int enter_sendmsg(struct trace_event_raw_sys_enter *ctx)
+{ return on_enter(ARG(0), SKEWSCOPE_HALF_SEND, SKEWSCOPE_SYS_SENDMSG, 0); }
+
+SEC("tracepoint/syscalls/sys_enter_sendmmsg")
+int enter_sendmmsg(struct trace_event_raw_sys_enter *ctx)
+{ return on_enter(ARG(0), SKEWSCOPE_HALF_SEND, SKEWSCOPE_SYS_SENDMMSG, ARG(1)); }
+
+/* Receives: a peek copies bytes without consuming them, so it is not a receive. */
+SEC("tracepoint/syscalls/sys_enter_read")
+int enter_read(struct trace_event_raw_sys_enter *ctx)
+{ return on_enter(ARG(0), SKEWSCOPE_HALF_RECV, SKEWSCOPE_SYS_READ, 0); }
+
+SEC("tracepoint/syscalls/sys_enter_readv")
+int enter_readv(struct trace_event_raw_sys_enter *ctx)
+{ return on_enter(ARG(0), SKEWSCOPE_HALF_RECV, SKEWSCOPE_SYS_READV, 0); }
+
+SEC("tracepoint/syscalls/sys_enter_recvfrom")
+int enter_recvfrom(struct trace_event_raw_sys_enter *ctx)
+{
+	if (ARG(3) & MSG_PEEK_FLAG)
+		return 0;
+	return on_enter(ARG(0), SKEWSCOPE_HALF_RECV, SKEWSCOPE_SYS_RECVFROM, 0);
+}
+
+SEC("tracepoint/syscalls/sys_enter_recvmsg")
+int enter_recvmsg(struct trace_event_raw_sys_enter *ctx)
+{
+	if (ARG(2) & MSG_PEEK_FLAG)
+		return 0;
+	return on_enter(ARG(0), SKEWSCOPE_HALF_RECV, SKEWSCOPE_SYS_RECVMSG, 0);
+}
+
+SEC("tracepoint/syscalls/sys_enter_recvmmsg")
+int enter_recvmmsg(struct trace_event_raw_sys_enter *ctx)
+{
+	if (ARG(3) & MSG_PEEK_FLAG)
+		return 0;
+	return on_enter(ARG(0), SKEWSCOPE_HALF_RECV, SKEWSCOPE_SYS_RECVMMSG, ARG(1));
+}
+
+/* One exit program per syscall: each exit only finds an entry its own entry program stored. */
+#define EXIT_PROGRAM(name)                                              \
+	SEC("tracepoint/syscalls/sys_exit_" #name)                          \
+	int exit_##name(struct trace_event_raw_sys_exit *ctx)               \
+	{ return on_exit(ctx->ret); }
+
+EXIT_PROGRAM(write)
+EXIT_PROGRAM(writev)
+EXIT_PROGRAM(sendto)
+EXIT_PROGRAM(sendmsg)
+EXIT_PROGRAM(sendmmsg)
+EXIT_PROGRAM(read)
+EXIT_PROGRAM(readv)
+EXIT_PROGRAM(recvfrom)
+EXIT_PROGRAM(recvmsg)
+EXIT_PROGRAM(recvmmsg)
