@@ -4,7 +4,6 @@
 
 #include <string>
 
-#include <nlohmann/json.hpp>
 
 namespace skewscope {
 
@@ -15,8 +14,5 @@ int run_status(const std::string& agent_url, bool json);
 int run_top(const std::string& agent_url, const std::string& interval, int count, bool once, bool json);
 int run_simulate(const std::string& spec, const std::string& control_socket);
 int run_doctor();
-
-// The status table that `top` refreshes (exposed for tests).
-std::string render_status_table(const nlohmann::json& status);
 
 }  // namespace skewscope

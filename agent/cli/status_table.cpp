@@ -1,0 +1,42 @@
+#include "cli/status_table.hpp"
+
+#include <cstdio>
+
+#include "domains/duration.hpp"
+
+namespace skewscope {
+namespace {
+
+std::string seconds_text(const nlohmann::json& v) {
+  if (!v.is_number()) return "-";
+  return format_duration_ns(static_cast<std::int64_t>(v.get<double>() * 1e9));
+}
+
+}  // namespace
+
+std::string render_status_table(const nlohmann::json& s) {
+  std::string out;
+  char line[256];
+  std::snprintf(line, sizeof line, "causality_health %d   window %ss   events %llu   lost %llu\n\n",
+                s.value("health", -1), s.contains("window_seconds") ? s["window_seconds"].dump().c_str() : "?",
+                static_cast<unsigned long long>(s["capture"].value("events", 0ull)),
+                static_cast<unsigned long long>(s["capture"].value("lost", 0ull)));
+  out += line;
+  std::snprintf(line, sizeof line, "%-12s %-12s %-6s %10s %9s %10s %8s %8s %10s %10s %6s %-9s\n", "SRC", "DST",
+                "TRANS", "SPANS", "NEG", "WIN_SPANS", "WIN_NEG", "RATIO", "MIN_SPAN", "OFFSET", "HEALTH", "STATE");
+  out += line;
+  for (const auto& p : s.value("pairs", nlohmann::json::array())) {
+    std::snprintf(line, sizeof line, "%-12s %-12s %-6s %10llu %9llu %10llu %8llu %8.4f %10s %10s %6d %-9s\n",
+                  p.value("src", "?").c_str(), p.value("dst", "?").c_str(), p.value("transport", "?").c_str(),
+                  static_cast<unsigned long long>(p.value("spans", 0ull)),
+                  static_cast<unsigned long long>(p.value("negative_spans", 0ull)),
+                  static_cast<unsigned long long>(p.value("window_spans", 0ull)),
+                  static_cast<unsigned long long>(p.value("window_negative_spans", 0ull)),
+                  p.value("negative_span_ratio", 0.0), seconds_text(p["min_span_seconds"]).c_str(),
+                  seconds_text(p["offset_seconds"]).c_str(), p.value("health", -1), p.value("state", "?").c_str());
+    out += line;
+  }
+  return out;
+}
+
+}  // namespace skewscope

@@ -1,0 +1,37 @@
+#include <doctest/doctest.h>
+
+#include "capture/clock_mapping.hpp"
+#include "capture/half_decode.hpp"
+#include "synthetic_stream.hpp"
+
+using namespace skewscope;
+
+TEST_CASE("a send and its receive decode to the same directed flow key") {
+  skewscope::test::SyntheticStream s({1, 40000, 1}, {2, 5555, 2}, 10);
+  auto send = decode_half(s.write(10, 5));
+  auto recv = decode_half(s.read(10, 6));
+  REQUIRE(send.half);
+  REQUIRE(recv.half);
+  CHECK(send.half->flow == recv.half->flow);
+  CHECK(send.half->flow.src_port == 40000);
+  CHECK(send.half->flow.dst_port == 5555);
+  CHECK(send.half->kind == HalfKind::send);
+  CHECK(recv.half->kind == HalfKind::recv);
+  CHECK(FlowKeyHash{}(send.half->flow) == FlowKeyHash{}(recv.half->flow));
+}
+
+TEST_CASE("monotonic to realtime uses the mapping valid at capture time") {
+  MonotonicToRealtime m;
+  CHECK(m.to_realtime(123) == 123);  // no sample yet: unchanged
+  m.add({1000, 1'000'000});
+  m.add({2000, 1'001'000});       // same offset (within 1 us): not kept
+  CHECK(m.size() == 1);
+  m.add({3000, 2'000'000});       // the clock was stepped
+  CHECK(m.size() == 2);
+  CHECK(m.to_realtime(1500) == 1'000'500);
+  CHECK(m.to_realtime(2999) == 1'001'999);
+  CHECK(m.to_realtime(3001) == 2'000'001);
+  CHECK(m.to_realtime(10) == 999'010);  // older than every sample: the oldest mapping
+  m.sample_now();
+  CHECK(m.size() >= 2);
+}

@@ -1,0 +1,75 @@
+#include <doctest/doctest.h>
+
+#include "health/health_tracker.hpp"
+#include "health/pair_window.hpp"
+
+using namespace skewscope;
+
+constexpr std::int64_t kSecond = 1'000'000'000;
+
+TEST_CASE("the window holds the last N buckets, including the current one") {
+  PairWindow w(kSecond, 30);
+  w.add(0, 100);
+  w.add(10 * kSecond, -5);
+  w.add(29 * kSecond + 1, 7);
+  auto at29 = w.window(29 * kSecond + 5);
+  CHECK(at29.spans == 3);
+  CHECK(at29.negative_spans == 1);
+  CHECK(*at29.min_span_ns == -5);
+  auto at30 = w.window(30 * kSecond);  // bucket 0 has left the window
+  CHECK(at30.spans == 2);
+  auto at40 = w.window(40 * kSecond);  // bucket 10 has left too
+  CHECK(at40.spans == 1);
+  CHECK(at40.negative_spans == 0);
+  CHECK(*at40.min_span_ns == 7);
+  auto later = w.window(100 * kSecond);
+  CHECK(later.spans == 0);
+  CHECK_FALSE(later.min_span_ns);
+  CHECK(w.spans() == 3);  // cumulative totals never age
+  CHECK(w.negative_spans() == 1);
+}
+
+TEST_CASE("a ring slot reused by a newer bucket is not polluted by a late span") {
+  PairWindow w(kSecond, 4);
+  w.add(5 * kSecond, 10);   // bucket 5 -> slot 1
+  w.add(1 * kSecond, -10);  // bucket 1 -> slot 1 too, older: outside the window, cumulative only
+  auto t = w.window(5 * kSecond);
+  CHECK(t.spans == 1);
+  CHECK(t.negative_spans == 0);
+  CHECK(w.negative_spans() == 1);
+}
+
+TEST_CASE("health is 1 until a negative span, 0 while it is in the window, 1 after it leaves") {
+  HealthTracker tracker(30 * kSecond);
+  auto span = [](std::int64_t t, std::int64_t value) {
+    Span s;
+    s.src = 1;
+    s.dst = 2;
+    s.capture_ns = t;
+    s.send_ns = 0;
+    s.recv_ns = value;
+    return s;
+  };
+  CHECK(tracker.report(0).health == 1);
+  tracker.add(span(kSecond, 50));
+  auto r = tracker.report(kSecond);
+  CHECK(r.health == 1);
+  CHECK(r.pairs.at(0).state == PairState::ok);
+  tracker.add(span(2 * kSecond, -1));
+  r = tracker.report(3 * kSecond);
+  CHECK(r.health == 0);
+  CHECK(r.pairs.at(0).state == PairState::violated);
+  CHECK(r.pairs.at(0).negative_span_ratio == doctest::Approx(0.5));
+  r = tracker.report(40 * kSecond);
+  CHECK(r.health == 1);
+  CHECK(r.pairs.at(0).state == PairState::unknown);  // nothing in the window any more
+  CHECK(r.pairs.at(0).negative_spans == 1);
+}
+
+TEST_CASE("state rule") {
+  WindowTotals empty, clean{10, 0, 5}, bad{10, 1, -5};
+  CHECK(decide_state(empty, false) == PairState::unknown);
+  CHECK(decide_state(clean, false) == PairState::ok);
+  CHECK(decide_state(clean, true) == PairState::at_risk);
+  CHECK(decide_state(bad, true) == PairState::violated);
+}
