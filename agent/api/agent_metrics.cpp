@@ -2,6 +2,7 @@
 
 #include <map>
 
+#include "api/process_metrics.hpp"
 #include "api/prometheus_writer.hpp"
 
 namespace skewscope {
@@ -92,6 +93,12 @@ std::string render_agent_metrics(const AgentReport& r, const std::string& versio
              {{"reason", std::string("rejected_") + decode_reject_name(static_cast<DecodeReject>(i))}},
              static_cast<double>(r.ingest.rejected[i]));
 
+  w.family("skewscope_ring_buffer_records_total", "counter",
+           "Records through the ring buffer: submitted by the kernel side, read by the agent. Submitted plus "
+           "lost{reason=\"ring_buffer_full\"} is everything the probes produced.");
+  w.sample("skewscope_ring_buffer_records_total", {{"side", "submitted"}}, static_cast<double>(r.source.emitted));
+  w.sample("skewscope_ring_buffer_records_total", {{"side", "read"}}, static_cast<double>(r.ingest.records));
+
   w.family("skewscope_events_filtered_total", "counter",
            "Halves deliberately not traced further: outside --only-domains, or traffic of this agent's own API.");
   w.sample("skewscope_events_filtered_total", {{"reason", "outside_domains"}},
@@ -109,8 +116,14 @@ std::string render_agent_metrics(const AgentReport& r, const std::string& versio
   w.sample("skewscope_pending_halves", {{"kind", "send"}}, static_cast<double>(r.pending_sends));
   w.sample("skewscope_pending_halves", {{"kind", "recv"}}, static_cast<double>(r.pending_recvs));
 
+  const std::uint64_t settled = r.correlator.pairs + r.correlator.sends_expired;
+  w.family("skewscope_pairing_ratio", "gauge",
+           "Of the sends that are settled (paired, or aged out unpaired), the share that paired.");
+  if (settled) w.sample("skewscope_pairing_ratio", static_cast<double>(r.correlator.pairs) / static_cast<double>(settled));
+
   w.family("skewscope_build_info", "gauge", "Build information; always 1.");
   w.sample("skewscope_build_info", {{"version", version}}, 1);
+  append_process_metrics(read_process_usage(), out);
   return out;
 }
 

@@ -21,6 +21,12 @@ constexpr const char* kLandingPage = R"(<!doctype html>
 
 HttpApi::HttpApi(ReportFn report, std::string version)
     : report_(std::move(report)), version_(std::move(version)), server_(std::make_unique<httplib::Server>()) {
+  // httplib's default also sets SO_REUSEPORT, which would let a second agent share the port and
+  // split the scrapes between two agents; SO_REUSEADDR alone still allows a quick restart.
+  server_->set_socket_options([](socket_t sock) {
+    int yes = 1;
+    setsockopt(sock, SOL_SOCKET, SO_REUSEADDR, &yes, sizeof yes);
+  });
   server_->set_pre_routing_handler([](const httplib::Request& req, httplib::Response& res) {
     if (req.method == "GET" || req.method == "HEAD") return httplib::Server::HandlerResponse::Unhandled;
     res.status = 405;

@@ -28,6 +28,8 @@ nlohmann::json status_json(const AgentReport& r) {
   const auto& c = r.correlator;
   const std::uint64_t settled = c.pairs + c.sends_expired;
   json capture = {{"events", r.ingest.sends + r.ingest.recvs},
+                  {"submitted", r.source.emitted},  // records the kernel side put in the ring buffer
+                  {"read", r.ingest.records},       // records the agent took out of it
                   {"lost", total_lost(r)},
                   {"pairs", c.pairs},
                   {"unpaired_sends", c.sends_expired},

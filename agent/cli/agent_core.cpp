@@ -14,6 +14,7 @@ bool AgentCore::is_own_traffic(const skewscope_half_event& e) const {
 
 void AgentCore::ingest(const std::vector<skewscope_half_event>& batch) {
   spans_.clear();
+  ingest_.records += batch.size();
   for (const auto& event : batch) {
     if (is_own_traffic(event)) {
       ++ingest_.own_traffic;

@@ -15,6 +15,7 @@
 namespace skewscope {
 
 struct IngestCounters {
+  std::uint64_t records = 0;  // every record read from the source, whatever became of it
   std::uint64_t sends = 0;
   std::uint64_t recvs = 0;
   std::array<std::uint64_t, static_cast<std::size_t>(DecodeReject::count_)> rejected{};
