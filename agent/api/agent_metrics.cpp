@@ -4,6 +4,7 @@
 
 #include "api/process_metrics.hpp"
 #include "api/prometheus_writer.hpp"
+#include "clocks/render.hpp"
 
 namespace skewscope {
 namespace {
@@ -71,10 +72,38 @@ std::string render_agent_metrics(const AgentReport& r, const std::string& versio
       w.sample("skewscope_span_min_seconds", {{"src", r.name(key.first)}, {"dst", r.name(key.second)}},
                static_cast<double>(*t.min_span_ns) * 1e-9);
 
-  // No estimate is exported until the estimate stage has one: never a made-up number.
+  // An estimate needs traffic in both directions: until then the series is absent, never made up.
   w.family("skewscope_clock_offset_seconds", "gauge", "Estimated dst-minus-src clock offset, from the pair's traffic.");
+  for (const auto& e : r.estimates)
+    if (e.offset_ns)
+      w.sample("skewscope_clock_offset_seconds", {{"src", r.name(e.src)}, {"dst", r.name(e.dst)}}, *e.offset_ns * 1e-9);
   w.family("skewscope_clock_offset_bound_seconds", "gauge",
            "Half-width of the interval that holds the dst-minus-src clock offset.");
+  for (const auto& e : r.estimates)
+    if (e.bound_ns)
+      w.sample("skewscope_clock_offset_bound_seconds", {{"src", r.name(e.src)}, {"dst", r.name(e.dst)}},
+               *e.bound_ns * 1e-9);
+  w.family("skewscope_delta_t_min_seconds", "gauge",
+           "Half the minimum round trip between the pair's hosts: a clock offset above it inverts messages.");
+  for (const auto& e : r.estimates)
+    if (e.dt_min_ns)
+      w.sample("skewscope_delta_t_min_seconds", {{"src", r.name(e.src)}, {"dst", r.name(e.dst)}}, *e.dt_min_ns * 1e-9);
+  w.family("skewscope_pair_at_risk", "gauge",
+           "1 when the pair has no inversion yet but its offset estimate, or its hosts' clock error bounds, "
+           "reach its Δt_min share (state at_risk).");
+  for (const auto& [key, t] : directed) {
+    bool risk = false;
+    for (const auto& p : r.health.pairs)
+      if (p.key.src == key.first && p.key.dst == key.second && p.state == PairState::at_risk) risk = true;
+    w.sample("skewscope_pair_at_risk", {{"src", r.name(key.first)}, {"dst", r.name(key.second)}}, risk ? 1 : 0);
+  }
+  w.family("skewscope_unexplained_negative_spans_total", "counter",
+           "Negative spans deeper than the two hosts' clock error bounds allow: violations the clock sources "
+           "did not see coming.");
+  for (const auto& p : r.health.pairs)
+    w.sample("skewscope_unexplained_negative_spans_total",
+             {{"src", r.name(p.key.src)}, {"dst", r.name(p.key.dst)}, {"transport", transport_name(p.key.transport)}},
+             static_cast<double>(p.unexplained_negative_spans));
 
   w.family("skewscope_events_total", "counter", "Halves captured, by kind (send or recv).");
   w.sample("skewscope_events_total", {{"kind", "send"}}, static_cast<double>(r.ingest.sends));
@@ -123,6 +152,7 @@ std::string render_agent_metrics(const AgentReport& r, const std::string& versio
 
   w.family("skewscope_build_info", "gauge", "Build information; always 1.");
   w.sample("skewscope_build_info", {{"version", version}}, 1);
+  clocks::append_prometheus(r.clocks, out);
   append_process_metrics(read_process_usage(), out);
   return out;
 }

@@ -13,7 +13,10 @@ constexpr const char* kLandingPage = R"(<!doctype html>
 <body><h1>skewscope</h1>
 <p>Tells whether timestamp-based causality between hosts can still be trusted.</p>
 <ul><li><a href="/metrics">/metrics</a> (Prometheus text format 0.0.4)</li>
-<li><a href="/api/v1/status">/api/v1/status</a> (JSON)</li></ul>
+<li><a href="/api/v1/status">/api/v1/status</a> (JSON)</li>
+<li><a href="/api/v1/spans?limit=20">/api/v1/spans</a> (recent spans, raw and corrected timestamps)</li>
+<li><a href="/api/v1/whatif?clock_error=gaussian:1ms">/api/v1/whatif?clock_error=gaussian:1ms</a>
+(inversion rates under a clock error model)</li></ul>
 </body></html>
 )";
 
@@ -45,6 +48,16 @@ HttpApi::HttpApi(ReportFn report, std::string version)
 }
 
 HttpApi::~HttpApi() { stop(); }
+
+void HttpApi::add_route(const std::string& path, RouteFn handler) {
+  server_->Get(path, [handler = std::move(handler)](const httplib::Request& req, httplib::Response& res) {
+    Query query;
+    for (const auto& [key, value] : req.params) query[key] = value;
+    HttpReply reply = handler(query);
+    res.status = reply.status;
+    res.set_content(reply.body, reply.content_type.c_str());
+  });
+}
 
 std::string HttpApi::bind(const std::string& host, int port) {
   if (port == 0) {

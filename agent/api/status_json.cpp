@@ -1,5 +1,8 @@
 #include "api/status_json.hpp"
 
+#include "clocks/render.hpp"
+#include "estimate/json.hpp"
+
 namespace skewscope {
 
 std::uint64_t total_lost(const AgentReport& r) {
@@ -8,6 +11,7 @@ std::uint64_t total_lost(const AgentReport& r) {
 
 nlohmann::json status_json(const AgentReport& r) {
   using nlohmann::json;
+  const estimate::DomainName name = [&r](DomainId id) { return r.name(id); };
   json pairs = json::array();
   for (const auto& p : r.health.pairs) {
     json min_span = p.window.min_span_ns ? json(static_cast<double>(*p.window.min_span_ns) * 1e-9) : json(nullptr);
@@ -22,8 +26,25 @@ nlohmann::json status_json(const AgentReport& r) {
                      {"health", p.health},
                      {"state", pair_state_name(p.state)},
                      {"min_span_seconds", min_span},
+                     {"unexplained_negative_spans", p.unexplained_negative_spans},
                      {"offset_seconds", nullptr},
                      {"offset_bound_seconds", nullptr}});
+    if (const auto* e = r.estimate_for(p.key.src, p.key.dst)) {
+      json fields = estimate::to_json(*e, name);
+      fields.erase("src");
+      fields.erase("dst");
+      pairs.back().update(fields);  // offset_seconds, offset_bound_seconds, delta_t_min_seconds, ...
+    }
+  }
+  json domains = json::object();
+  for (std::size_t i = 0; i < r.domain_clocks.size() && i < r.domain_names.size(); ++i) {
+    const auto& c = r.domain_clocks[i];
+    domains[r.domain_names[i]] = {
+        {"status", std::string(clocks::to_string(r.clocks.status))},
+        {"error_bound_seconds", c.error_bound_ns ? json(static_cast<double>(*c.error_bound_ns) * 1e-9) : json(nullptr)},
+        {"simulated_offset_seconds",
+         c.simulated_offset_ns ? json(static_cast<double>(*c.simulated_offset_ns) * 1e-9) : json(nullptr)},
+        {"simulated_drift_ppm", c.simulated_offset_ns ? json(c.simulated_drift_ppm) : json(nullptr)}};
   }
   const auto& c = r.correlator;
   const std::uint64_t settled = c.pairs + c.sends_expired;
@@ -40,7 +61,10 @@ nlohmann::json status_json(const AgentReport& r) {
           {"window_seconds", r.health.window_ns % 1'000'000'000 == 0 ? json(r.health.window_ns / 1'000'000'000)
                                                                      : json(static_cast<double>(r.health.window_ns) * 1e-9)},
           {"pairs", pairs},
-          {"capture", capture}};
+          {"capture", capture},
+          {"clocks", {{"host", clocks::to_json(r.clocks)}, {"domains", domains}}},
+          {"triangles", estimate::to_json(r.triangles, name)},
+          {"estimate", estimate::to_json(r.estimate_counters)}};
 }
 
 }  // namespace skewscope

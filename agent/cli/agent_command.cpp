@@ -17,6 +17,8 @@
 #include "capture/tcp_syscall_capture.hpp"
 #include "capture/tracefs.hpp"
 #include "cli/agent_core.hpp"
+#include "cli/agent_routes.hpp"
+#include "clocks/clock_monitor.hpp"
 #include "cli/listen_address.hpp"
 #include "domains/duration.hpp"
 #include "skewscope/version.hpp"
@@ -72,6 +74,9 @@ std::string plan_agent(const AgentOptions& o, AgentPlan& plan) {
   plan.core.limits.send_max_age_ns = *send_age;
   if (o.max_pending == 0) return "--max-pending must be at least 1";
   plan.core.limits.max_pending = o.max_pending;
+  plan.core.at_risk_share = o.at_risk_share;
+  for (const auto& path : o.ptp4l_sockets)
+    if (path.empty() || path.front() != '/') return "--ptp4l-socket '" + path + "' must be an absolute path";
 
   std::string host = o.host_name.empty() ? machine_hostname() : o.host_name;
   if (!is_valid_domain_name(host)) return "--host-name '" + host + "' is not a valid domain name";
@@ -122,6 +127,13 @@ void add_agent_options(CLI::App& c, AgentOptions& o) {
   c.add_option("--max-pending", o.max_pending, "bound on halves waiting for their other half")->capture_default_str();
   c.add_option("--send-max-age", o.send_max_age, "a send not received within this is counted unpaired")
       ->capture_default_str();
+  c.add_option("--ptp4l-socket", o.ptp4l_sockets, "ptp4l management socket to read; repeatable (default: probe)");
+  c.add_option("--max-drift-ppm", o.max_drift_ppm, "clock drift assumed since the last sync, in the error bound")
+      ->capture_default_str()
+      ->check(CLI::Range(0.0, 10000.0));
+  c.add_option("--at-risk-share", o.at_risk_share, "a pair is at_risk when |offset| >= share x Δt_min")
+      ->capture_default_str()
+      ->check(CLI::Range(0.01, 1.0));
 }
 
 int run_agent(const AgentOptions& options) {
@@ -137,14 +149,23 @@ int run_agent(const AgentOptions& options) {
     core.simulated_clocks().set(*core.domains().find(sim.domain), sim.offset_ns, sim.drift_ppm, start);
   core.clock_mapping().sample_now();
 
+  clocks::ClockConfig clock_config;
+  clock_config.ptp4l_sockets = options.ptp4l_sockets;
+  clock_config.max_drift_ppm = options.max_drift_ppm;
+  clocks::ClockMonitor clock_monitor(clock_config);
+
   std::unique_ptr<TcpSyscallCapture> capture;
   HttpApi api(
       [&] {
         SourceCounters counters = capture ? capture->counters() : SourceCounters{};
+        clocks::ClockSnapshot clock_snapshot = clock_monitor.snapshot();
         std::lock_guard guard(core_lock);
-        return core.report(monotonic_ns(), counters);
+        AgentReport report = core.report(monotonic_ns(), counters);
+        report.clocks = std::move(clock_snapshot);
+        return report;
       },
       kVersion);
+  add_analysis_routes(api, core, core_lock);
   if (std::string error = api.bind(plan.listen.host, plan.listen.port); !error.empty()) return runtime_error(error);
   ControlSocket control([&](const std::string& line) { return handle_control(line, core, core_lock); });
   if (std::string error = control.bind(options.control_socket); !error.empty()) return runtime_error(error);
@@ -179,6 +200,19 @@ int run_agent(const AgentOptions& options) {
       core.ingest(batch);
     }
   });
+  // The clock sources are polled on their own thread: a ptp4l that does not answer costs that
+  // thread its reply timeout, never the capture.
+  std::thread clock_thread([&] {
+    while (!stopping) {
+      clock_monitor.poll();
+      auto bound = clock_monitor.snapshot().error_bound_seconds;
+      {
+        std::lock_guard guard(core_lock);
+        core.set_clock_bound(bound ? std::optional<std::int64_t>(static_cast<std::int64_t>(*bound * 1e9)) : std::nullopt);
+      }
+      for (int i = 0; i < 10 && !stopping; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    }
+  });
   api.start();
   control.start();
   std::cout << "skewscope agent " << kVersion << ": listening on " << plan.listen.host << ":" << api.port()
@@ -190,6 +224,7 @@ int run_agent(const AgentOptions& options) {
   std::cout << "skewscope agent: stopping on signal " << signal << std::endl;
   stopping = true;
   capture_thread.join();
+  clock_thread.join();
   api.stop();
   control.stop();
   return 0;

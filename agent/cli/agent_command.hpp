@@ -20,6 +20,9 @@ struct AgentOptions {
   std::string control_socket = "/run/skewscope.sock";
   std::size_t max_pending = 1 << 18;
   std::string send_max_age = "10s";
+  std::vector<std::string> ptp4l_sockets;  // empty: probe the usual paths
+  double max_drift_ppm = 100;
+  double at_risk_share = 0.5;
 };
 
 void add_agent_options(CLI::App& command, AgentOptions& options);

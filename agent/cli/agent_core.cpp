@@ -1,12 +1,20 @@
 #include "cli/agent_core.hpp"
 
+#include "estimate/triangles.hpp"
+
 namespace skewscope {
 
 AgentCore::AgentCore(DomainRegistry domains, AgentCoreConfig config)
     : domains_(std::move(domains)),
       config_(config),
       correlator_(config.limits),
-      health_(config.window_ns) {}
+      health_(config.window_ns),
+      estimator_([&] {
+        estimate::Config c;
+        c.window_ns = config.window_ns;
+        c.at_risk_share = config.at_risk_share;
+        return c;
+      }()) {}
 
 bool AgentCore::is_own_traffic(const skewscope_half_event& e) const {
   return own_port_ && e.netns_ino == own_netns_ && (e.local_port == *own_port_ || e.remote_port == *own_port_);
@@ -37,20 +45,57 @@ void AgentCore::ingest(const std::vector<skewscope_half_event>& batch) {
     (half.kind == HalfKind::send ? ingest_.sends : ingest_.recvs) += 1;
     correlator_.add(half, spans_);
   }
-  for (const Span& span : spans_) health_.add(span);
+  // Both ends' bounds: every domain here shares the host's clock sources.
+  std::optional<std::int64_t> pair_bound;
+  if (clock_bound_ns_) pair_bound = 2 * *clock_bound_ns_;
+  for (const Span& span : spans_) {
+    health_.add(span, pair_bound);
+    estimator_.observe(span);
+    recent_.push_back(span);
+  }
+  while (recent_.size() > kRecentSpans) recent_.pop_front();
 }
 
-void AgentCore::tick(std::int64_t now_ns) { correlator_.expire(now_ns); }
+void AgentCore::tick(std::int64_t now_ns) {
+  correlator_.expire(now_ns);
+  // The estimator's evaluation costs tens of microseconds per pair: once a second is enough.
+  if (now_ns - last_estimate_tick_ns_ >= 1'000'000'000) {
+    estimator_.tick(now_ns);
+    last_estimate_tick_ns_ = now_ns;
+  }
+}
+
+bool AgentCore::pair_at_risk(DomainId src, DomainId dst) const {
+  auto e = estimator_.estimate(src, dst);
+  if (!e) return false;
+  if (e->at_risk) return true;
+  // The clock sources' own claim: two hosts each within ±bound can be 2·bound apart, which
+  // inverts messages faster than Δt_min even before any inversion is seen.
+  return clock_bound_ns_ && e->dt_min_ns && 2.0 * static_cast<double>(*clock_bound_ns_) >= *e->dt_min_ns;
+}
 
 AgentReport AgentCore::report(std::int64_t now_ns, const SourceCounters& source) const {
   AgentReport r;
-  r.health = health_.report(now_ns);
+  r.health = health_.report(now_ns, [this](const PairKey& k) { return pair_at_risk(k.src, k.dst); });
+  r.estimates = estimator_.estimates();
+  r.estimate_counters = estimator_.counters();
+  r.triangles = estimate::check_triangles(r.estimates);
   for (std::size_t i = 0; i < domains_.size(); ++i) r.domain_names.push_back(domains_.name(static_cast<DomainId>(i)));
   r.source = source;
   r.ingest = ingest_;
   r.correlator = correlator_.counters();
   r.pending_sends = correlator_.pending_sends();
   r.pending_recvs = correlator_.pending_recvs();
+  for (std::size_t i = 0; i < domains_.size(); ++i) {
+    const auto& sim = simulated_.setting(static_cast<DomainId>(i));
+    DomainClock clock;
+    clock.error_bound_ns = clock_bound_ns_;
+    if (sim.active) {
+      clock.simulated_offset_ns = simulated_.error_ns(static_cast<DomainId>(i), now_ns);
+      clock.simulated_drift_ppm = sim.drift_ppm;
+    }
+    r.domain_clocks.push_back(clock);
+  }
   return r;
 }
 

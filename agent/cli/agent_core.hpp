@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <deque>
 #include <optional>
 #include <vector>
 
@@ -12,6 +13,7 @@
 #include "correlate/correlator.hpp"
 #include "domains/domain_registry.hpp"
 #include "domains/simulated_clocks.hpp"
+#include "estimate/estimator.hpp"
 #include "health/agent_report.hpp"
 #include "health/health_tracker.hpp"
 
@@ -20,6 +22,7 @@ namespace skewscope {
 struct AgentCoreConfig {
   CorrelatorLimits limits;
   std::int64_t window_ns = 30'000'000'000;
+  double at_risk_share = 0.5;  // at_risk when |offset| >= share x Δt_min
 };
 
 class AgentCore {
@@ -33,17 +36,26 @@ class AgentCore {
   }
 
   void ingest(const std::vector<skewscope_half_event>& batch);
+  // The host's clock error bound (from the clock stage) applies to every domain on this kernel.
+  void set_clock_bound(std::optional<std::int64_t> bound_ns) { clock_bound_ns_ = bound_ns; }
+
   // Ages pending halves; call a few times a second with CLOCK_MONOTONIC now.
   void tick(std::int64_t now_ns);
 
   MonotonicToRealtime& clock_mapping() { return clock_mapping_; }
   SimulatedClocks& simulated_clocks() { return simulated_; }
   const DomainRegistry& domains() const { return domains_; }
+  const estimate::Estimator& estimator() const { return estimator_; }
 
   AgentReport report(std::int64_t now_ns, const SourceCounters& source) const;
 
   // Spans produced by the last ingest() (for stages downstream of health, and for tests).
   const std::vector<Span>& last_spans() const { return spans_; }
+  // The most recent spans (bounded), for export with corrected timestamps.
+  const std::deque<Span>& recent_spans() const { return recent_; }
+  static constexpr std::size_t kRecentSpans = 1024;
+
+  bool pair_at_risk(DomainId src, DomainId dst) const;
 
  private:
   bool is_own_traffic(const skewscope_half_event& e) const;
@@ -52,12 +64,16 @@ class AgentCore {
   AgentCoreConfig config_;
   std::optional<std::uint16_t> own_port_;
   std::uint32_t own_netns_ = 0;
+  std::optional<std::int64_t> clock_bound_ns_;
   MonotonicToRealtime clock_mapping_;
   SimulatedClocks simulated_;
   Correlator correlator_;
   HealthTracker health_;
+  estimate::Estimator estimator_;
+  std::int64_t last_estimate_tick_ns_ = 0;
   IngestCounters ingest_;
   std::vector<Span> spans_;
+  std::deque<Span> recent_;
 };
 
 }  // namespace skewscope

@@ -12,6 +12,8 @@
 #include "api/control_socket.hpp"
 #include "capture/features.hpp"
 #include "capture/tracefs.hpp"
+#include "clocks/clock_monitor.hpp"
+#include "estimate/whatif.hpp"
 #include "domains/domain_spec.hpp"
 #include "domains/duration.hpp"
 
@@ -121,6 +123,53 @@ int run_doctor() {
   }
   std::cout << "\n" << chosen << " of " << choices.size() << " programs usable\n";
   return chosen > 0 ? 0 : 1;
+}
+
+int run_clocks(const std::vector<std::string>& ptp4l_sockets, bool json) {
+  clocks::ClockConfig config;
+  config.ptp4l_sockets = ptp4l_sockets;
+  clocks::ClockMonitor monitor(config);
+  monitor.poll();
+  // ptp4l's sync age and bound need a second reading: the first only shows where it stands.
+  if (!monitor.snapshot().ptp.empty()) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(1100));
+    monitor.poll();
+  }
+  auto snapshot = monitor.snapshot();
+  if (json) {
+    std::cout << clocks::to_json(snapshot).dump(2) << "\n";
+  } else {
+    std::cout << clocks::render_table(snapshot);
+  }
+  return 0;
+}
+
+int run_whatif(const std::string& url, const std::string& clock_error, bool json) {
+  auto models = estimate::parse_error_models(clock_error);
+  if (!models) {
+    std::cerr << "skewscope whatif: " << models.error << "\n";
+    return 2;
+  }
+  httplib::Client client(url);
+  if (!client.is_valid()) {
+    std::cerr << "skewscope whatif: invalid agent URL '" << url << "'\n";
+    return 2;
+  }
+  client.set_connection_timeout(2);
+  client.set_read_timeout(10);
+  httplib::Params params{{"clock_error", clock_error}};
+  if (!json) params.emplace("format", "text");
+  auto res = client.Get("/api/v1/whatif", params, httplib::Headers{});
+  if (!res) {
+    std::cerr << "skewscope whatif: cannot reach the agent at " << url << ": " << httplib::to_string(res.error()) << "\n";
+    return 3;
+  }
+  if (res->status != 200) {
+    std::cerr << "skewscope whatif: agent answered HTTP " << res->status << ": " << res->body;
+    return 1;
+  }
+  std::cout << res->body;
+  return 0;
 }
 
 }  // namespace skewscope

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <string>
+#include <vector>
 
 
 namespace skewscope {
@@ -14,5 +15,9 @@ int run_status(const std::string& agent_url, bool json);
 int run_top(const std::string& agent_url, const std::string& interval, int count, bool once, bool json);
 int run_simulate(const std::string& spec, const std::string& control_socket);
 int run_doctor();
+// Reads this host's clock sources directly (no agent needed), like the agent's clock stage.
+int run_clocks(const std::vector<std::string>& ptp4l_sockets, bool json);
+// Asks the agent for the inversion rates its live spans would have under a clock error model.
+int run_whatif(const std::string& agent_url, const std::string& clock_error, bool json);
 
 }  // namespace skewscope

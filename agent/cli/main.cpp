@@ -39,6 +39,17 @@ int main(int argc, char** argv) {
 
   auto* doctor_cmd = app.add_subcommand("doctor", "what this kernel supports, which hooks will be used");
 
+  std::vector<std::string> ptp4l_sockets;
+  auto* clocks_cmd = app.add_subcommand("clocks", "this host's clock sources: ptp4l, PHCs, kernel; error bound");
+  clocks_cmd->add_option("--ptp4l-socket", ptp4l_sockets, "ptp4l management socket; repeatable (default: probe)");
+  clocks_cmd->add_flag("--json", json, "print JSON");
+
+  std::string clock_error;
+  auto* whatif_cmd = app.add_subcommand("whatif", "inversion rates each pair would have under a clock error model");
+  whatif_cmd->add_option("--clock-error", clock_error, "e.g. gaussian:1ms or laplace:250us; several with |")->required();
+  whatif_cmd->add_option("--agent", agent_url, "agent URL")->capture_default_str();
+  whatif_cmd->add_flag("--json", json, "print JSON");
+
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {
@@ -57,5 +68,7 @@ int main(int argc, char** argv) {
   if (top_cmd->parsed()) return run_top(agent_url, interval, count, once, json);
   if (sim_cmd->parsed()) return run_simulate(spec, control_socket);
   if (doctor_cmd->parsed()) return run_doctor();
+  if (clocks_cmd->parsed()) return run_clocks(ptp4l_sockets, json);
+  if (whatif_cmd->parsed()) return run_whatif(agent_url, clock_error, json);
   return 2;
 }

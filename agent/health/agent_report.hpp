@@ -8,8 +8,11 @@
 #include <vector>
 
 #include "capture/event_source.hpp"
+#include "clocks/clock_snapshot.hpp"
 #include "capture/half_decode.hpp"
 #include "correlate/correlator.hpp"
+#include "estimate/estimator.hpp"
+#include "estimate/triangles.hpp"
 #include "health/health_tracker.hpp"
 
 namespace skewscope {
@@ -23,6 +26,14 @@ struct IngestCounters {
   std::uint64_t own_traffic = 0;      // clients talking to this agent's HTTP port
 };
 
+// What each domain's clock is said to be: the host's clock sources (every domain on one kernel
+// shares them) and, in the lab, the error the agent simulates for it (which no source can see).
+struct DomainClock {
+  std::optional<std::int64_t> error_bound_ns;
+  std::optional<std::int64_t> simulated_offset_ns;
+  double simulated_drift_ppm = 0;
+};
+
 struct AgentReport {
   HealthReport health;
   std::vector<std::string> domain_names;  // indexed by DomainId
@@ -31,8 +42,18 @@ struct AgentReport {
   CorrelatorCounters correlator;
   std::size_t pending_sends = 0;
   std::size_t pending_recvs = 0;
+  clocks::ClockSnapshot clocks;
+  std::vector<estimate::PairEstimate> estimates;  // one per directed pair with traffic in the window
+  estimate::Counters estimate_counters;
+  estimate::TriangleReport triangles;
+  std::vector<DomainClock> domain_clocks;  // indexed by DomainId
 
   const std::string& name(DomainId id) const { return domain_names.at(id); }
+  const estimate::PairEstimate* estimate_for(DomainId src, DomainId dst) const {
+    for (const auto& e : estimates)
+      if (e.src == src && e.dst == dst) return &e;
+    return nullptr;
+  }
 };
 
 }  // namespace skewscope

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <optional>
 #include <tuple>
@@ -27,6 +28,9 @@ struct PairReport {
   PairKey key;
   std::uint64_t spans = 0;
   std::uint64_t negative_spans = 0;
+  // Negative spans deeper than the sum of both hosts' clock error bounds: the clock sources
+  // claimed an accuracy the traffic disproves. The most important alarm.
+  std::uint64_t unexplained_negative_spans = 0;
   WindowTotals window;
   double negative_span_ratio = 0;  // over the window; 0 when the window is empty
   int health = 1;
@@ -46,8 +50,10 @@ class HealthTracker {
  public:
   explicit HealthTracker(std::int64_t window_ns, std::int64_t bucket_ns = 1'000'000'000);
 
-  void add(const Span& span);
-  HealthReport report(std::int64_t now_ns) const;
+  // `clock_bound_ns`: sum of the two hosts' clock error bounds, when both are known.
+  void add(const Span& span, std::optional<std::int64_t> clock_bound_ns = std::nullopt);
+  // `at_risk` says, per pair, whether the estimate or the clock sources put it at risk.
+  HealthReport report(std::int64_t now_ns, const std::function<bool(const PairKey&)>& at_risk = {}) const;
   std::int64_t window_ns() const { return window_ns_; }
 
  private:

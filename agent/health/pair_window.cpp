@@ -12,9 +12,10 @@ std::int64_t PairWindow::bucket_index(std::int64_t t) const {
   return t >= 0 ? t / bucket_ns_ : -((-t + bucket_ns_ - 1) / bucket_ns_);
 }
 
-void PairWindow::add(std::int64_t capture_ns, std::int64_t span_ns) {
+void PairWindow::add(std::int64_t capture_ns, std::int64_t span_ns, bool unexplained) {
   ++spans_;
   if (span_ns < 0) ++negative_spans_;
+  if (unexplained) ++unexplained_;
   const std::int64_t index = bucket_index(capture_ns);
   const auto size = static_cast<std::int64_t>(ring_.size());
   Bucket& b = ring_[static_cast<std::size_t>(((index % size) + size) % size)];

@@ -22,11 +22,13 @@ class PairWindow {
 
   // capture_ns orders spans in true time (CLOCK_MONOTONIC); late spans older than the window
   // still count in the cumulative totals but not in the window.
-  void add(std::int64_t capture_ns, std::int64_t span_ns);
+  // `unexplained`: a negative span larger than the two hosts' declared clock error bounds allow.
+  void add(std::int64_t capture_ns, std::int64_t span_ns, bool unexplained = false);
   WindowTotals window(std::int64_t now_ns) const;
 
   std::uint64_t spans() const { return spans_; }
   std::uint64_t negative_spans() const { return negative_spans_; }
+  std::uint64_t unexplained_negative_spans() const { return unexplained_; }
 
  private:
   struct Bucket {
@@ -41,6 +43,7 @@ class PairWindow {
   std::vector<Bucket> ring_;
   std::uint64_t spans_ = 0;
   std::uint64_t negative_spans_ = 0;
+  std::uint64_t unexplained_ = 0;
 };
 
 }  // namespace skewscope

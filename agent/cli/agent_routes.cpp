@@ -1,0 +1,73 @@
+#include "cli/agent_routes.hpp"
+
+#include <time.h>
+
+#include <charconv>
+
+#include "estimate/correct.hpp"
+#include "estimate/json.hpp"
+#include "estimate/whatif.hpp"
+
+namespace skewscope {
+namespace {
+
+std::int64_t monotonic_ns() {
+  timespec ts{};
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return static_cast<std::int64_t>(ts.tv_sec) * 1'000'000'000 + ts.tv_nsec;
+}
+
+HttpReply error_reply(int status, const std::string& message) {
+  return {status, nlohmann::json{{"error", message}}.dump() + "\n", "application/json"};
+}
+
+}  // namespace
+
+void add_analysis_routes(HttpApi& api, AgentCore& core, std::mutex& core_lock) {
+  api.add_route("/api/v1/whatif", [&](const HttpApi::Query& q) {
+    auto it = q.find("clock_error");
+    if (it == q.end()) return error_reply(400, "missing clock_error, e.g. ?clock_error=gaussian:1ms");
+    auto models = estimate::parse_error_models(it->second);
+    if (!models) return error_reply(400, models.error);
+    std::lock_guard guard(core_lock);
+    auto table = estimate::what_if(core.estimator(), *models.value, monotonic_ns());
+    auto name = [&core](DomainId id) { return core.domains().name(id); };
+    auto format = q.find("format");
+    if (format != q.end() && format->second == "text")
+      return HttpReply{200, estimate::render_what_if(table, name), "text/plain; charset=utf-8"};
+    return HttpReply{200, estimate::to_json(table, name).dump() + "\n", "application/json"};
+  });
+
+  api.add_route("/api/v1/spans", [&](const HttpApi::Query& q) {
+    std::size_t limit = 100;
+    if (auto it = q.find("limit"); it != q.end()) {
+      auto [end, ec] = std::from_chars(it->second.data(), it->second.data() + it->second.size(), limit);
+      if (ec != std::errc() || end != it->second.data() + it->second.size() || limit == 0 ||
+          limit > AgentCore::kRecentSpans)
+        return error_reply(400, "limit must be 1-" + std::to_string(AgentCore::kRecentSpans));
+    }
+    std::lock_guard guard(core_lock);
+    nlohmann::json spans = nlohmann::json::array();
+    const auto& recent = core.recent_spans();
+    for (auto it = recent.size() > limit ? recent.end() - static_cast<long>(limit) : recent.begin(); it != recent.end();
+         ++it) {
+      nlohmann::json entry = {{"src", core.domains().name(it->src)},
+                              {"dst", core.domains().name(it->dst)},
+                              {"transport", transport_name(it->transport)},
+                              {"bytes", it->bytes},
+                              {"span_seconds", static_cast<double>(it->span_ns()) * 1e-9}};
+      // Raw timestamps always; a correction only as extra, flagged fields (see estimate/correct.hpp).
+      if (auto e = core.estimator().estimate(it->src, it->dst)) {
+        entry.update(estimate::to_json(estimate::correct_span(*it, *e)));
+      } else {
+        entry["send_ns"] = it->send_ns;
+        entry["recv_ns"] = it->recv_ns;
+        entry["corrected"] = false;
+      }
+      spans.push_back(std::move(entry));
+    }
+    return HttpReply{200, nlohmann::json{{"spans", spans}}.dump() + "\n", "application/json"};
+  });
+}
+
+}  // namespace skewscope
