@@ -179,7 +179,8 @@ PairEstimate Estimator::evaluate_canonical(const PairState& state, DomainId low,
   e.forward_onset_ns = *e.offset_ns - fwd;
   e.reverse_onset_ns = *e.offset_ns + rev;
   if (*e.dt_min_ns > 0) e.risk_ratio = std::fabs(*e.offset_ns) / *e.dt_min_ns;
-  e.at_risk = at_risk(*e.offset_ns, *e.dt_min_ns, config_.at_risk_share);
+  const bool settled = *e.dt_min_ns <= 0 || *e.bound_ns <= config_.at_risk_max_bound_ratio * *e.dt_min_ns;
+  e.at_risk = settled && at_risk(*e.offset_ns, *e.dt_min_ns, config_.at_risk_share);
   return e;
 }
 

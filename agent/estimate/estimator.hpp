@@ -26,7 +26,11 @@ struct Config {
   // but an extrapolation to now can miss it first. 0 turns the model into the plain intersection
   // [max lower, min upper] (and disables drift estimates).
   double max_drift_ppm = 200;
-  double at_risk_share = 0.5;           // at_risk when |offset| ≥ share × Δt_min
+  double at_risk_share = 0.5;           // at_risk when |offset| ≥ share × Δt_min ...
+  // ... and the interval is settled: a half-width above this many Δt_min (warm-up while the drift
+  // slope is not pinned, or the hull after a break) leaves the midpoint too loose for a verdict.
+  // Seen in the lab: at offset 0 the first 1–2 s gave midpoints a whole Δt_min off.
+  double at_risk_max_bound_ratio = 3.0;
   std::size_t samples_per_bucket = 32;  // what-if reservoir, per bucket and direction
   std::size_t max_pairs = 1024;         // unordered pairs tracked; spans of further pairs are counted and dropped
 };

@@ -283,3 +283,20 @@ TEST_CASE("counters: same-domain spans, a full pair table") {
   CHECK(est.counters().spans == 1);
   CHECK(est.counters().pair_table_full == 1);
 }
+
+TEST_CASE("no at_risk verdict from an interval that has not settled") {
+  Scenario sc;
+  sc.ab = sc.ba = Delay{DelayKind::exponential, 40'000, 20'000};
+  sc.theta_ns = [](double) { return -25e3; };  // at risk once settled (see above)
+  Config tight;
+  tight.at_risk_max_bound_ratio = 0.5;  // the half-width is about one Δt_min: never settled enough
+  Estimator loose_gate, strict_gate(tight);
+  auto spans = synth::generate(sc, 0, 40);
+  synth::drive(loose_gate, spans, 0, 40, 1.0, [](std::int64_t) {});
+  synth::drive(strict_gate, spans, 0, 40, 1.0, [](std::int64_t) {});
+  CHECK(loose_gate.estimate(1, 2)->at_risk);
+  auto e = *strict_gate.estimate(1, 2);
+  CHECK(*e.bound_ns > 0.5 * *e.dt_min_ns);
+  CHECK_FALSE(e.at_risk);
+  CHECK(*e.risk_ratio == doctest::Approx(0.625).epsilon(0.05));  // the ratio is still reported
+}
