@@ -12,6 +12,7 @@ namespace {
 // The {src,dst} families aggregate a pair's transports: health is the worst, the ratio and the
 // minimum are over all of the pair's spans in the window.
 struct DirectedTotals {
+  SpanHistograms histograms;
   std::uint64_t window_spans = 0;
   std::uint64_t window_negative = 0;
   std::optional<std::int64_t> min_span_ns;
@@ -22,6 +23,7 @@ std::map<std::pair<DomainId, DomainId>, DirectedTotals> by_direction(const Healt
   std::map<std::pair<DomainId, DomainId>, DirectedTotals> out;
   for (const auto& p : h.pairs) {
     auto& t = out[{p.key.src, p.key.dst}];
+    t.histograms.merge(p.histograms);
     t.window_spans += p.window.spans;
     t.window_negative += p.window.negative_spans;
     if (p.window.min_span_ns)
@@ -29,6 +31,18 @@ std::map<std::pair<DomainId, DomainId>, DirectedTotals> by_direction(const Healt
     t.health = std::min(t.health, p.health);
   }
   return out;
+}
+
+void write_histogram(PrometheusWriter& w, std::string_view name, const std::string& src, const std::string& dst,
+                     const Histogram& h) {
+  const std::string bucket = std::string(name) + "_bucket";
+  for (std::size_t i = 0; i < kSpanBucketsSeconds.size(); ++i) {
+    const std::string le = format_sample_value(kSpanBucketsSeconds[i]);
+    w.sample(bucket, {{"src", src}, {"dst", dst}, {"le", le}}, static_cast<double>(h.le[i]));
+  }
+  w.sample(bucket, {{"src", src}, {"dst", dst}, {"le", "+Inf"}}, static_cast<double>(h.count));
+  w.sample(std::string(name) + "_sum", {{"src", src}, {"dst", dst}}, h.sum_seconds);
+  w.sample(std::string(name) + "_count", {{"src", src}, {"dst", dst}}, static_cast<double>(h.count));
 }
 
 }  // namespace
@@ -71,6 +85,16 @@ std::string render_agent_metrics(const AgentReport& r, const std::string& versio
     if (t.min_span_ns)
       w.sample("skewscope_span_min_seconds", {{"src", r.name(key.first)}, {"dst", r.name(key.second)}},
                static_cast<double>(*t.min_span_ns) * 1e-9);
+
+  w.family("skewscope_span_duration_seconds", "histogram",
+           "Spans (receive minus send, in the two hosts' clocks); the le=\"0\" bucket counts negative spans.");
+  for (const auto& [key, t] : directed)
+    write_histogram(w, "skewscope_span_duration_seconds", r.name(key.first), r.name(key.second), t.histograms.duration);
+  w.family("skewscope_negative_span_magnitude_seconds", "histogram",
+           "How far before its send a message was received, for the negative spans.");
+  for (const auto& [key, t] : directed)
+    write_histogram(w, "skewscope_negative_span_magnitude_seconds", r.name(key.first), r.name(key.second),
+                    t.histograms.negative_magnitude);
 
   // An estimate needs traffic in both directions: until then the series is absent, never made up.
   w.family("skewscope_clock_offset_seconds", "gauge", "Estimated dst-minus-src clock offset, from the pair's traffic.");

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "health/pair_window.hpp"
+#include "health/span_histogram.hpp"
 #include "skewscope/span.hpp"
 
 namespace skewscope {
@@ -32,6 +33,7 @@ struct PairReport {
   // claimed an accuracy the traffic disproves. The most important alarm.
   std::uint64_t unexplained_negative_spans = 0;
   WindowTotals window;
+  SpanHistograms histograms;       // cumulative, like the counters
   double negative_span_ratio = 0;  // over the window; 0 when the window is empty
   int health = 1;
   PairState state = PairState::unknown;
@@ -59,7 +61,11 @@ class HealthTracker {
  private:
   std::int64_t window_ns_;
   std::int64_t bucket_ns_;
-  std::map<PairKey, PairWindow> pairs_;
+  struct PairData {
+    PairWindow window;
+    SpanHistograms histograms;
+  };
+  std::map<PairKey, PairData> pairs_;
 };
 
 }  // namespace skewscope
