@@ -83,6 +83,32 @@ grep -qx "skewscope_ptp_port_state{socket=\"$tmp/slave.sock\"} 8" <<<"$metrics" 
 grep -qx "skewscope_ptp_port_state{socket=\"$tmp/gm.sock\"} 6" <<<"$metrics" || fail "GM port_state metric"
 grep -qx "skewscope_clock_status 2" <<<"$metrics" || fail "host status metric"
 
+# 3b. The same readings through the product: `skewscope clocks` and a running agent's
+#     /metrics and status JSON (--ptp4l-socket).
+skewscope=$build/agent/cli/skewscope
+clocks=$("$skewscope" clocks --ptp4l-socket "$tmp/slave.sock" --json)
+check "$clocks" '.ptp4l[0].port_state == 8 and .ptp4l[0].gm_present == true' || fail "skewscope clocks: $clocks"
+"$skewscope" agent --listen 127.0.0.1:0 --control-socket "$tmp/agent.sock" --ptp4l-socket "$tmp/slave.sock" \
+  > "$tmp/agent.log" 2>&1 & agent_pid=$!
+pids+=($agent_pid)
+port=
+for _ in $(seq 50); do
+  port=$(sed -n 's/.*listening on 127\.0\.0\.1:\([0-9]*\).*/\1/p' "$tmp/agent.log"); [ -n "$port" ] && break; sleep 0.1
+done
+[ -n "$port" ] || fail "agent did not start: $(cat "$tmp/agent.log")"
+agent_ok=
+for _ in $(seq 10); do
+  sleep 1
+  m=$(curl -s "http://127.0.0.1:$port/metrics")
+  if grep -qx "skewscope_ptp_port_state{socket=\"$tmp/slave.sock\"} 8" <<<"$m" &&
+     grep -qx "skewscope_clock_status 2" <<<"$m"; then agent_ok=1; break; fi
+done
+[ -n "$agent_ok" ] || fail "agent /metrics lacks the slave's port state and status"
+check "$("$skewscope" status --agent "http://127.0.0.1:$port" --json)" \
+  '.clocks.host.ptp4l[0].gm_present == true and .clocks.host.status == "free_running"' ||
+  fail "agent status JSON lacks the clock summary"
+kill "$agent_pid"; wait "$agent_pid" 2>/dev/null || true
+
 # 4. Without the right to write ptp4l's socket (mode 0660 root): a permission error, no crash.
 mkdir -m 1777 "$tmp/nobody"
 chmod 711 "$tmp"
