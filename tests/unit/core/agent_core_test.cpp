@@ -135,3 +135,40 @@ TEST_CASE("malformed records are rejected and counted by reason") {
   CHECK(r.ingest.rejected[static_cast<int>(DecodeReject::zero_bytes)] == 1);
   CHECK(r.ingest.rejected[static_cast<int>(DecodeReject::zero_port)] == 1);
 }
+
+TEST_CASE("a negative span deeper than the hosts' clock error bounds is a violation the sources missed") {
+  for (auto [bound_ns, expect_unexplained] : {std::pair<std::int64_t, bool>{1 * kMs, true}, {10 * kMs, false}}) {
+    auto core = make_core();
+    core.set_clock_bound(bound_ns);  // each host within ±bound: together 2·bound apart at most
+    core.simulated_clocks().set(*core.domains().find("infer"), -5 * kMs, 0, 0);
+    auto r = run(core, request_reply_traffic(50));
+    const auto& p = pair(r, "pre", "infer");
+    CHECK(p.negative_spans == 50);
+    CHECK(p.unexplained_negative_spans == (expect_unexplained ? 50u : 0u));
+  }
+  auto unknown = make_core();  // no bound known: nothing can be called unexplained
+  unknown.simulated_clocks().set(*unknown.domains().find("infer"), -5 * kMs, 0, 0);
+  CHECK(pair(run(unknown, request_reply_traffic(50)), "pre", "infer").unexplained_negative_spans == 0);
+}
+
+TEST_CASE("at_risk from the clock sources: bounds wider than Δt_min before any inversion") {
+  auto core = make_core();
+  auto events = request_reply_traffic(2000);  // 2 s of traffic, 50 us each way: Δt_min = 50 us
+  SyntheticSource source(events, 64);
+  std::vector<skewscope_half_event> batch;
+  while (source.poll(batch, std::chrono::milliseconds(0))) {
+    core.ingest(batch);
+    core.tick(static_cast<std::int64_t>(batch.back().ts_ns));
+    batch.clear();
+  }
+  const std::int64_t now = 1'000 * kMs + 2'000 * kMs;
+  core.tick(now + 1'000 * kMs);
+  core.set_clock_bound(10'000);  // ±10 us each: 20 us apart at most, below Δt_min
+  CHECK(pair(core.report(now, {}), "pre", "infer").state == PairState::ok);
+  CHECK_FALSE(core.pair_at_risk(1, 2));
+  core.set_clock_bound(30'000);  // ±30 us each: 60 us apart possible, above Δt_min
+  CHECK(core.pair_at_risk(*core.domains().find("pre"), *core.domains().find("infer")));
+  auto r = core.report(now, {});
+  CHECK(pair(r, "pre", "infer").state == PairState::at_risk);
+  CHECK(pair(r, "pre", "infer").negative_spans == 0);
+}
