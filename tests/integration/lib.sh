@@ -60,3 +60,62 @@ pair_field() {
 
 # approx_ge A B: A >= B for decimal numbers
 approx_ge() { awk -v a="$1" -v b="$2" 'BEGIN { exit !(a + 0 >= b + 0) }'; }
+
+# wait_until SECONDS CMD...: retry CMD every 0.5 s until it succeeds; 1 if it never does in time.
+wait_until() {
+  local deadline=$((SECONDS + $1)); shift
+  until "$@"; do [ "$SECONDS" -lt "$deadline" ] || return 1; sleep 0.5; done
+}
+
+# Debian's prometheus, scraping the agent (prometheus_scrape.test.sh).
+PROMETHEUS=${PROMETHEUS:-/usr/bin/prometheus}
+PROMETHEUS_PID=
+PROMETHEUS_URL=
+
+stop_prometheus() {  # TERM, wait up to 10 s, then KILL; always reaped before $WORK is removed
+  [ -n "$PROMETHEUS_PID" ] || return 0
+  kill "$PROMETHEUS_PID" 2>/dev/null || true
+  for _ in $(seq 1 100); do kill -0 "$PROMETHEUS_PID" 2>/dev/null || break; sleep 0.1; done
+  kill -KILL "$PROMETHEUS_PID" 2>/dev/null || true
+  wait "$PROMETHEUS_PID" 2>/dev/null || true
+  PROMETHEUS_PID=
+}
+
+_prometheus_exit() {  # _prometheus_exit RC
+  if [ "$1" -ne 0 ] && [ -f "$WORK/prometheus.log" ]; then echo "--- prometheus log"; tail -20 "$WORK/prometheus.log"; fi
+  stop_prometheus
+}
+
+# start_prometheus CONFIG: a free loopback port (PROMETHEUS_URL), data in $WORK/prometheus-data;
+# stopped on exit before lib's cleanup removes the lab, the agent and $WORK.
+start_prometheus() {
+  # errexit still applies inside a trap: turn it off so that cleanup runs and sees the exit status
+  trap 'rc_=$?; set +e; _prometheus_exit $rc_; (exit $rc_); cleanup' EXIT INT TERM
+  "$PROMETHEUS" --config.file="$1" --storage.tsdb.path="$WORK/prometheus-data" \
+    --web.listen-address=127.0.0.1:0 --storage.tsdb.retention.time=1h >"$WORK/prometheus.log" 2>&1 &
+  PROMETHEUS_PID=$!
+  local port=
+  for _ in $(seq 1 200); do
+    port=$(sed -n 's/.*msg="Listening on" address=127\.0\.0\.1:\([0-9]*\).*/\1/p' "$WORK/prometheus.log")
+    [ -n "$port" ] && break
+    kill -0 "$PROMETHEUS_PID" 2>/dev/null || fail "prometheus exited"
+    sleep 0.1
+  done
+  [ -n "$port" ] || fail "prometheus did not start listening"
+  PROMETHEUS_URL=http://127.0.0.1:$port
+  wait_until 30 curl -sf --max-time 2 -o /dev/null "$PROMETHEUS_URL/-/ready" || fail "prometheus not ready"
+}
+
+# prom_value EXPR: the first sample's value of an instant query, or "none"
+prom_value() {
+  curl -sf --max-time 5 --data-urlencode "query=$1" "$PROMETHEUS_URL/api/v1/query" |
+    jq -r '.data.result[0].value[1] // "none"' || echo none
+}
+
+# prom_alert ALERTNAME SRC DST [FIELD]: FIELD (default state: pending|firing) of that pair's alert, or "none"
+prom_alert() {
+  curl -sf --max-time 5 "$PROMETHEUS_URL/api/v1/alerts" |
+    jq -r --arg a "$1" --arg s "$2" --arg d "$3" --arg f "${4:-state}" \
+      '[.data.alerts[] | select(.labels.alertname==$a and .labels.src==$s and .labels.dst==$d)][0]
+       | if . == null then "none" else (getpath($f | split(".")) // "none") end' || echo none
+}
