@@ -1,0 +1,196 @@
+// The pairing/health core alone, fed with synthetic ABI halves: halves per second on one core
+// (Google Benchmark runs single-threaded here, so items_per_second is per core), and bytes of
+// heap per pending half.
+//
+//   BM_AgentCore/...      AgentCore::ingest (decode, domain, clock, correlate, health, estimate)
+//                         plus tick() every 100 ms of simulated time, as the agent's capture thread
+//   BM_Correlator/...     Correlator::add alone (+ expire every 100 ms of simulated time)
+//   BM_ReplayOnly         the copy into a batch vector that both include (the ring-buffer read)
+//   BM_PendingMemory/...  heap per pending half: N halves that never pair, one iteration
+//
+// Arguments: flows, reads per message (1: same size as the write, 2: split 60+40), simulated
+// message rate in thousands per second (it sets how many receives wait out their reorder
+// allowance, hence the tables' sizes).
+#include <benchmark/benchmark.h>
+#include <malloc.h>
+
+#include <cstdio>
+#include <memory>
+
+#include "capture/half_decode.hpp"
+#include "cli/agent_core.hpp"
+#include "correlate/correlator.hpp"
+#include "synthetic_traffic.hpp"
+
+using namespace skewscope;
+using namespace skewscope::bench;
+
+namespace {
+
+constexpr std::size_t kBatch = 256;  // records per ingest, about what one ring-buffer poll gives
+constexpr std::int64_t kTickNs = 100'000'000;
+
+TrafficShape shape_from(const benchmark::State& state) {
+  TrafficShape s;
+  s.flows = static_cast<int>(state.range(0));
+  if (state.range(1) == 2) s.read_bytes = {60, 40};
+  s.message_gap_ns = 1'000'000 / state.range(2);  // range(2) in k msg/s
+  return s;
+}
+
+AgentCore make_core(std::size_t max_pending = CorrelatorLimits{}.max_pending) {
+  DomainRegistry domains("host", true);
+  domains.add_netns("a", kSenderNetns);
+  domains.add_netns("b", kReceiverNetns);
+  AgentCoreConfig config;
+  config.limits.max_pending = max_pending;
+  return AgentCore(std::move(domains), config);
+}
+
+// pair_ratio: pairs over the sends that could have paired (those still waiting at the end,
+// the last round's, are left out).
+void report_pairing(benchmark::State& state, const CorrelatorCounters& c, std::size_t pending_sends,
+                    std::size_t pending_recvs) {
+  const double settled = static_cast<double>(c.sends) - static_cast<double>(pending_sends);
+  state.counters["pair_ratio"] = settled > 0 ? static_cast<double>(c.pairs) / settled : 0;
+  state.counters["dropped_table_full"] = static_cast<double>(c.dropped_table_full);
+  state.counters["pending_end"] = static_cast<double>(pending_sends + pending_recvs);
+}
+
+void BM_AgentCore(benchmark::State& state) {
+  const Epoch epoch = make_epoch(shape_from(state));
+  auto core = std::make_unique<AgentCore>(make_core());
+  Replayer replay(epoch, kBatch);
+  std::vector<skewscope_half_event> batch;
+  batch.reserve(kBatch);
+  std::int64_t last_tick = 0;
+  for (auto _ : state) {
+    const std::int64_t now = replay.next(batch);
+    if (now - last_tick >= kTickNs) {
+      core->tick(now);
+      last_tick = now;
+    }
+    core->ingest(batch);
+    benchmark::DoNotOptimize(core->last_spans().data());
+  }
+  state.SetItemsProcessed(state.iterations() * static_cast<std::int64_t>(kBatch));
+  AgentReport r = core->report(last_tick, SourceCounters{});
+  report_pairing(state, r.correlator, r.pending_sends, r.pending_recvs);
+}
+
+void BM_Correlator(benchmark::State& state) {
+  const Epoch epoch = make_epoch(shape_from(state));
+  std::vector<Half> halves;
+  for (const auto& e : epoch.records) {
+    Half h = *decode_half(e).half;
+    h.domain = e.kind == SKEWSCOPE_HALF_SEND ? 1 : 2;
+    h.domain_ns = h.capture_ns;
+    halves.push_back(h);
+  }
+  Correlator correlator;
+  std::vector<Span> spans;
+  std::size_t pos = 0;
+  std::int64_t round = 0, last_tick = 0;
+  for (auto _ : state) {
+    spans.clear();
+    std::int64_t now = 0;
+    for (std::size_t i = 0; i < kBatch; ++i) {
+      if (pos == halves.size()) {
+        pos = 0;
+        ++round;
+      }
+      Half h = halves[pos++];
+      h.capture_ns += round * epoch.duration_ns;
+      h.domain_ns = h.capture_ns;
+      h.seq += static_cast<std::uint32_t>(round) * epoch.bytes_per_flow;
+      now = h.capture_ns;
+      correlator.add(h, spans);
+    }
+    if (now - last_tick >= kTickNs) {
+      correlator.expire(now);
+      last_tick = now;
+    }
+    benchmark::DoNotOptimize(spans.data());
+  }
+  state.SetItemsProcessed(state.iterations() * static_cast<std::int64_t>(kBatch));
+  report_pairing(state, correlator.counters(), correlator.pending_sends(), correlator.pending_recvs());
+}
+
+void BM_ReplayOnly(benchmark::State& state) {
+  const Epoch epoch = make_epoch(TrafficShape{});
+  Replayer replay(epoch, kBatch);
+  std::vector<skewscope_half_event> batch;
+  batch.reserve(kBatch);
+  for (auto _ : state) {
+    benchmark::DoNotOptimize(replay.next(batch));
+    benchmark::ClobberMemory();
+  }
+  state.SetItemsProcessed(state.iterations() * static_cast<std::int64_t>(kBatch));
+}
+
+std::size_t heap_in_use() {
+  struct mallinfo2 m = mallinfo2();
+  return m.uordblks + m.hblkhd;  // arena bytes in use + mmap'd blocks (large hash bucket arrays)
+}
+
+// N halves that never pair, through the whole AgentCore. Kind: 0 sends on `flows` flows,
+// 1 receives on `flows` flows (kept for the reorder allowance).
+void BM_PendingMemory(benchmark::State& state) {
+  const auto n = static_cast<std::size_t>(state.range(0));
+  const int flows = static_cast<int>(state.range(1));
+  const bool sends = state.range(2) == 0;
+  std::vector<skewscope_half_event> records;
+  records.reserve(n);
+  for (std::size_t i = 0; i < n; ++i) {
+    auto flow = static_cast<std::uint16_t>(10000 + static_cast<int>(i % static_cast<std::size_t>(flows)));
+    auto seq = static_cast<std::uint32_t>(1000 + 100 * (i / static_cast<std::size_t>(flows)));
+    records.push_back(make_half(sends, flow, seq, 100, 1'000'000'000 + static_cast<std::int64_t>(i)));
+  }
+  std::vector<skewscope_half_event> batch;
+  batch.reserve(kBatch);
+  double bytes_per_half = 0;
+  std::size_t pending = 0;
+  for (auto _ : state) {
+    auto core = std::make_unique<AgentCore>(make_core(n + 1));
+    const std::size_t before = heap_in_use();
+    for (std::size_t i = 0; i < n; i += kBatch) {
+      batch.assign(records.begin() + static_cast<long>(i), records.begin() + static_cast<long>(std::min(n, i + kBatch)));
+      core->ingest(batch);
+    }
+    batch.clear();
+    batch.shrink_to_fit();
+    batch.reserve(kBatch);
+    const std::size_t after = heap_in_use();
+    AgentReport r = core->report(1'000'000'000, SourceCounters{});
+    pending = r.pending_sends + r.pending_recvs;
+    bytes_per_half = static_cast<double>(after - before) / static_cast<double>(pending);
+  }
+  state.counters["pending"] = static_cast<double>(pending);
+  state.counters["bytes_per_pending_half"] = bytes_per_half;
+}
+
+// flows, reads per message, k msg/s simulated
+void shapes(benchmark::internal::Benchmark* b) {
+  b->ArgNames({"flows", "reads", "kmsg_s"});
+  for (int flows : {1, 64, 1024, 16384}) b->Args({flows, 1, 100});
+  b->Args({64, 2, 100});
+  // Above max_pending / recv_max_age (262144 / 1 s): receives waiting out their reorder
+  // allowance fill the pending table.
+  b->Args({64, 1, 400});
+}
+
+}  // namespace
+
+BENCHMARK(BM_AgentCore)->Apply(shapes);
+BENCHMARK(BM_Correlator)->Apply(shapes);
+BENCHMARK(BM_ReplayOnly);
+BENCHMARK(BM_PendingMemory)
+    ->ArgNames({"n", "flows", "recv"})
+    ->Args({100'000, 1, 0})
+    ->Args({100'000, 1024, 0})
+    ->Args({100'000, 50'000, 0})  // ports 10000..59999: one send per flow, flow state included
+    ->Args({100'000, 1, 1})
+    ->Iterations(1)
+    ->Unit(benchmark::kMillisecond);
+
+BENCHMARK_MAIN();

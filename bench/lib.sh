@@ -1,0 +1,167 @@
+# Shared by bench/overhead and bench/overload: a lab, an agent, its metrics, and a trap that
+# removes them. Names are unique to this run so that runs (and tests) can overlap.
+set -euo pipefail
+
+SRC=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+BUILD=${SKEWSCOPE_BUILD:-$SRC/build}
+LAB=$SRC/scripts/lab
+RUN_ID=b$$_$RANDOM
+WORK=$(mktemp -d /tmp/skewscope-bench.XXXXXX)
+AGENT_PID=
+AGENT_URL=
+LAB_NAME=
+BACKGROUND=()
+BPF_STATS_RESTORE=
+
+bench_cleanup() {
+  local rc=$?
+  for pid in "${BACKGROUND[@]}"; do kill "$pid" 2>/dev/null || true; done
+  if [ -n "$AGENT_PID" ]; then
+    kill -CONT "$AGENT_PID" 2>/dev/null || true
+    kill "$AGENT_PID" 2>/dev/null || true
+    wait "$AGENT_PID" 2>/dev/null || true
+  fi
+  if [ -n "$BPF_STATS_RESTORE" ]; then echo "$BPF_STATS_RESTORE" >/proc/sys/kernel/bpf_stats_enabled || true; fi
+  if [ -n "$LAB_NAME" ]; then "$LAB" down "$LAB_NAME" >/dev/null 2>&1 || true; fi
+  if [ $rc -ne 0 ] && [ -f "$WORK/agent.log" ]; then echo "--- agent log" >&2; tail -20 "$WORK/agent.log" >&2; fi
+  rm -rf "$WORK"
+  exit $rc
+}
+trap bench_cleanup EXIT INT TERM
+
+die() { echo "$(basename "$0"): $*" >&2; exit 2; }
+fail() { echo "FAIL: $*" >&2; exit 1; }
+note() { echo "# $*" >&2; }
+
+# After option parsing (which may change BUILD).
+bench_init() {
+  [ "$(id -u)" = 0 ] || die "needs root (network namespaces, BPF)"
+  SKEWSCOPE=$BUILD/agent/cli/skewscope
+  BT=$BUILD/bench/overhead_tools/bench_traffic
+  for exe in "$SKEWSCOPE" "$BT"; do
+    [ -x "$exe" ] || die "no $exe: cmake --build $BUILD --target skewscope bench_traffic (or --build DIR)"
+  done
+  for tool in bpftool curl jq awk; do command -v $tool >/dev/null || die "needs $tool"; done
+}
+
+machine() {
+  printf 'nproc %s, kernel %s, CPU %s' "$(nproc)" "$(uname -r)" \
+    "$(awk -F': ' '/^model name/ {print $2; exit}' /proc/cpuinfo)"
+}
+
+lab_up() {  # lab_up N
+  LAB_NAME=$RUN_ID
+  "$LAB" up "$LAB_NAME" "$1" >/dev/null
+}
+netns_path() { echo "/run/netns/$LAB_NAME-h$1"; }
+in_host() { local i=$1; shift; ip netns exec "$LAB_NAME-h$i" "$@"; }
+
+agent_start() {  # agent_start ARGS...: listens on a free loopback port
+  "$SKEWSCOPE" agent --listen 127.0.0.1:0 --control-socket "$WORK/control.sock" "$@" >"$WORK/agent.log" 2>&1 &
+  AGENT_PID=$!
+  local port=
+  for _ in $(seq 1 150); do
+    port=$(sed -n 's/.*listening on 127\.0\.0\.1:\([0-9]*\).*/\1/p' "$WORK/agent.log")
+    [ -n "$port" ] && break
+    kill -0 "$AGENT_PID" 2>/dev/null || { cat "$WORK/agent.log" >&2; fail "agent exited"; }
+    sleep 0.1
+  done
+  [ -n "$port" ] || fail "agent did not start"
+  AGENT_URL=http://127.0.0.1:$port
+}
+
+agent_stop() {
+  [ -n "$AGENT_PID" ] || return 0
+  kill "$AGENT_PID" 2>/dev/null || true
+  wait "$AGENT_PID" 2>/dev/null || true
+  AGENT_PID=
+  AGENT_URL=
+}
+
+# One scrape of /metrics into a file, then values by exact series name (with labels).
+scrape() { curl -sf --max-time 5 "$AGENT_URL/metrics" >"$1" || fail "cannot scrape $AGENT_URL/metrics"; }
+series() {  # series FILE 'name{labels}'
+  awk -v s="$2" '$1 == s { print $2; found = 1 } END { if (!found) print "nan" }' "$1"
+}
+status_json() { "$SKEWSCOPE" status --agent "$AGENT_URL" --json || true; }
+
+# Syscall tracepoint programs attached by other processes (another agent on this machine makes
+# every syscall of every process slower, "without" runs included): recorded with each result.
+foreign_probes() {
+  bpftool perf 2>/dev/null | awk -v me="${AGENT_PID:-0}" '/tracepoint +sys_enter_write$/ && $2 != me { n++ } END { print n + 0 }'
+}
+
+# Waits up to SECONDS for no foreign probe; prints how many remain.
+wait_quiet() {
+  local deadline=$((SECONDS + $1)) n
+  while n=$(foreign_probes); [ "$n" -gt 0 ] && [ $SECONDS -lt "$deadline" ]; do sleep 2; done
+  echo "$n"
+}
+
+# Sum of run_time_ns and run_cnt over this agent's BPF programs (needs kernel.bpf_stats_enabled).
+agent_bpf_runtime() {
+  local ids
+  ids=$(bpftool perf 2>/dev/null | awk -v me="$AGENT_PID" '$2 == me { for (i = 1; i <= NF; i++) if ($i == "prog_id") print $(i + 1) }' | sort -u | paste -sd, -)
+  [ -n "$ids" ] || { echo "0 0"; return; }
+  bpftool -j prog show | jq -r --arg ids "$ids" '
+    ($ids | split(",") | map(tonumber)) as $want
+    | [.[] | select(.id as $i | $want | index($i))]
+    | "\(map(.run_time_ns // 0) | add) \(map(.run_cnt // 0) | add)"'
+}
+# Per program name (for the note on which hook costs what).
+agent_bpf_runtime_by_prog() {
+  local ids
+  ids=$(bpftool perf 2>/dev/null | awk -v me="$AGENT_PID" '$2 == me { for (i = 1; i <= NF; i++) if ($i == "prog_id") print $(i + 1) }' | sort -u | paste -sd, -)
+  bpftool -j prog show | jq -r --arg ids "$ids" '
+    ($ids | split(",") | map(tonumber)) as $want
+    | .[] | select(.id as $i | $want | index($i)) | "\(.name) \(.run_time_ns // 0) \(.run_cnt // 0)"'
+}
+
+bpf_stats_on() {
+  BPF_STATS_RESTORE=$(cat /proc/sys/kernel/bpf_stats_enabled)
+  echo 1 >/proc/sys/kernel/bpf_stats_enabled
+}
+bpf_stats_off() {
+  [ -n "$BPF_STATS_RESTORE" ] || return 0
+  echo "$BPF_STATS_RESTORE" >/proc/sys/kernel/bpf_stats_enabled
+  BPF_STATS_RESTORE=
+}
+
+# min / median / max of numbers on stdin (one per line), printed with FORMAT.
+mmm() {
+  sort -g | awk -v f="${1:-%.3f}" '{ v[NR] = $1 } END {
+    if (NR == 0) { print "n/a"; exit }
+    m = (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2
+    printf f " / " f " / " f "\n", v[1], m, v[NR] }'
+}
+median() {
+  sort -g | awk -v f="${1:-%.3f}" '{ v[NR] = $1 } END {
+    if (NR == 0) { print "n/a"; exit }
+    printf f "\n", (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'
+}
+
+# This agent's per-CPU BPF counter (enum skewscope_bpf_counter: 0 ring buffer full, 3 emitted),
+# summed, read from the map directly: works while the agent is frozen.
+agent_bpf_counter() {
+  local prog map
+  prog=$(bpftool perf 2>/dev/null | awk -v me="$AGENT_PID" '$2 == me && /sys_enter_write$/ { for (i = 1; i <= NF; i++) if ($i == "prog_id") print $(i + 1) }' | head -1)
+  [ -n "$prog" ] || { echo 0; return; }
+  for map in $(bpftool -j prog show id "$prog" | jq -r '.map_ids[]'); do
+    if [ "$(bpftool -j map show id "$map" | jq -r .name)" = counters ]; then
+      bpftool -j map lookup id "$map" key "$1" 0 0 0 | jq '[.formatted.values[].value] | add'
+      return
+    fi
+  done
+  echo 0
+}
+
+# Context switches of every agent thread so far (voluntary: it slept and was woken).
+agent_switches() {
+  cat /proc/"$AGENT_PID"/task/*/status 2>/dev/null | awk '/^voluntary_ctxt_switches/ { s += $2 } END { print s + 0 }'
+}
+
+# KiB of the agent's RSS in BPF map mappings (the ring buffer: its data pages are mapped twice).
+agent_map_rss_kb() {
+  awk '/^[0-9a-f]+-[0-9a-f]+ / { name = $6 } /^Rss:/ && name ~ /bpf-map/ { s += $2 } END { print s + 0 }' \
+    /proc/"$AGENT_PID"/smaps 2>/dev/null || echo 0
+}

@@ -1,0 +1,66 @@
+#!/usr/bin/env bash
+# The benchmarks' quick variants (bench/RESULTS.md has the full runs): they run, their output
+# is complete, pairing in the correlator benchmark is exact, and drop accounting balances.
+# No timing is asserted.
+set -euo pipefail
+
+SOURCE=${SKEWSCOPE_SOURCE:-$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)}
+BUILD=${SKEWSCOPE_BUILD:-$SOURCE/build}
+export SKEWSCOPE_BUILD=$BUILD
+OUT=$(mktemp -d /tmp/skewscope-bench-quick.XXXXXX)
+trap 'rm -rf "$OUT"' EXIT
+passed=0 failed=0
+ok() { echo "ok: $*"; passed=$((passed + 1)); }
+bad() { echo "FAIL: $*" >&2; failed=$((failed + 1)); }
+
+# 1. Correlator capacity benchmark, tiny run.
+bench=$BUILD/bench/correlator/correlator_bench
+if [ ! -x "$bench" ]; then
+  bad "no $bench (cmake --build $BUILD --target correlator_bench)"
+elif ! "$bench" --benchmark_min_time=0.01 --benchmark_format=json >"$OUT/corr.json" 2>"$OUT/corr.err"; then
+  bad "correlator_bench exited non-zero: $(tail -3 "$OUT/corr.err")"
+else
+  problems=$(jq -r '
+    .benchmarks[] | select(.run_type == "iteration") |
+    if (.name | startswith("BM_PendingMemory")) then
+      select(.bytes_per_pending_half < 16 or .bytes_per_pending_half > 4096 or .pending < 1)
+        | "\(.name): bytes_per_pending_half \(.bytes_per_pending_half)"
+    else
+      (select((.items_per_second // 0) <= 0) | "\(.name): no rate"),
+      # Below the pending bound every settled send pairs: exact, not a timing.
+      (select((.name | test("^BM_(AgentCore|Correlator)/.*kmsg_s:100$")) and .pair_ratio != 1)
+        | "\(.name): pair_ratio \(.pair_ratio)")
+    end' "$OUT/corr.json")
+  count=$(jq '[.benchmarks[] | select(.run_type == "iteration")] | length' "$OUT/corr.json")
+  if [ -n "$problems" ]; then bad "correlator_bench: $problems"
+  elif [ "$count" -lt 10 ]; then bad "correlator_bench ran only $count benchmarks"
+  else ok "correlator_bench: $count benchmarks, every settled send paired"; fi
+fi
+
+# 2. Overhead, one short round: every row present, ring-buffer records all read.
+if ! "$SOURCE/bench/overhead" --quick >"$OUT/overhead.md" 2>"$OUT/overhead.err"; then
+  bad "bench/overhead --quick exited non-zero: $(tail -5 "$OUT/overhead.err")"
+else
+  rows=$(grep -cE '^\| (rr|stream|zmq)(\+busy)? [0-9]+ B \| [0-9]+ \| [0-9.]+ / ' "$OUT/overhead.md" || true)
+  io_rows=$(grep -cE '^\| (write-devnull|read-devzero|pipe|write-file|pwrite-file) \| [0-9.]+ \| [0-9.]+ \|' "$OUT/overhead.md" || true)
+  read -r sub rd lost < <(sed -n 's/^Ring buffer during .*: \([0-9]*\) submitted, \([0-9]*\) read, \([0-9]*\) lost.*/\1 \2 \3/p' "$OUT/overhead.md")
+  # Per-phase deltas: other processes' records may be in flight at a phase's edges.
+  slack=$(( sub / 100 > 200 ? sub / 100 : 200 ))
+  diff=$(( sub > rd ? sub - rd : rd - sub ))
+  if [ "$rows" != 12 ] || [ "$io_rows" != 5 ]; then bad "bench/overhead: $rows of 12 workload rows, $io_rows of 5 I/O rows"; cat "$OUT/overhead.md" >&2
+  elif [ -z "${sub:-}" ] || [ "$sub" -eq 0 ]; then bad "bench/overhead: no ring-buffer records with the agent attached"
+  elif [ "$diff" -gt "$slack" ]; then bad "bench/overhead: $sub submitted but $rd read ($lost lost)"
+  else ok "bench/overhead --quick: 12 workloads, 5 I/O ops; $sub records submitted, $rd read, $lost lost"; fi
+fi
+
+# 3. Overload: the script itself checks the balance (exit 1 when it does not hold).
+if "$SOURCE/bench/overload" --quick >"$OUT/overload.md" 2>"$OUT/overload.err"; then
+  if grep -q '^- ok: stream.s halves balance' "$OUT/overload.md" && ! grep -q FAILED "$OUT/overload.md"; then
+    ok "bench/overload --quick: $(grep -E "^\| stream halves lost" "$OUT/overload.md" | cut -d'|' -f3 | xargs) stream halves lost, all counted"
+  else bad "bench/overload: balance line missing"; cat "$OUT/overload.md" >&2; fi
+else
+  bad "bench/overload --quick failed"; cat "$OUT/overload.md" >&2; tail -5 "$OUT/overload.err" >&2
+fi
+
+echo "bench_quick: $passed passed, $failed failed"
+[ "$failed" = 0 ]
