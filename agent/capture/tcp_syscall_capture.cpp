@@ -114,6 +114,12 @@ TcpSyscallCapture::~TcpSyscallCapture() {
   if (skel_) tcp_syscalls__destroy(skel_);
 }
 
+namespace {
+// Returned by the record callback to stop a consume pass: libbpf then advances past the record
+// just copied and returns this value.
+constexpr int kBatchFull = -ENOBUFS;
+}  // namespace
+
 int TcpSyscallCapture::on_record(void* ctx, void* data, std::size_t size) {
   auto* self = static_cast<TcpSyscallCapture*>(ctx);
   if (size != sizeof(skewscope_half_event)) {
@@ -121,14 +127,20 @@ int TcpSyscallCapture::on_record(void* ctx, void* data, std::size_t size) {
     return 0;
   }
   self->sink_->push_back(*static_cast<const skewscope_half_event*>(data));
-  return 0;
+  return self->sink_->size() >= kMaxBatch ? kBatchFull : 0;
 }
 
 bool TcpSyscallCapture::poll(std::vector<skewscope_half_event>& out, std::chrono::milliseconds timeout) {
   sink_ = &out;
-  int n = ring_buffer__poll(ring_, static_cast<int>(timeout.count()));
+  int n = 0;
+  if (out.size() < kMaxBatch) {
+    // Returns early only on a forced wake-up (ring a quarter full); epoll alone would never see
+    // the silently submitted records, hence the explicit consume after it.
+    n = ring_buffer__poll(ring_, static_cast<int>(timeout.count()));
+    if ((n >= 0 || n == -EINTR) && out.size() < kMaxBatch) n = ring_buffer__consume(ring_);
+  }
   sink_ = nullptr;
-  return n >= 0 || n == -EINTR;
+  return n >= 0 || n == -EINTR || n == kBatchFull;
 }
 
 SourceCounters TcpSyscallCapture::counters() const {

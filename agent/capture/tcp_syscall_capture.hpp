@@ -24,7 +24,11 @@ class TcpSyscallCapture final : public EventSource {
   TcpSyscallCapture(const TcpSyscallCapture&) = delete;
   TcpSyscallCapture& operator=(const TcpSyscallCapture&) = delete;
 
+  // Records are submitted without waking the reader (see bpf/tcp_syscalls.bpf.c), so poll waits
+  // for `timeout` (or a wake-up when the ring fills) and then consumes whatever is there, at most
+  // kMaxBatch records: the caller's vector stays bounded however far behind it is.
   bool poll(std::vector<skewscope_half_event>& out, std::chrono::milliseconds timeout) override;
+  static constexpr std::size_t kMaxBatch = 8192;
   SourceCounters counters() const override;
 
   const std::vector<std::string>& attached() const { return attached_; }

@@ -187,9 +187,13 @@ int run_agent(const AgentOptions& options) {
   std::thread capture_thread([&] {
     std::vector<skewscope_half_event> batch;
     std::int64_t last_tick = 0;
+    bool behind = false;
     while (!stopping) {
       batch.clear();
-      if (!capture->poll(batch, std::chrono::milliseconds(100))) break;
+      // 20 ms between passes: halves pair within tens of ms, and the kernel side does not wake us
+      // per record. A full batch means a backlog: go again at once.
+      if (!capture->poll(batch, std::chrono::milliseconds(behind ? 0 : 20))) break;
+      behind = batch.size() >= TcpSyscallCapture::kMaxBatch;
       const std::int64_t now = monotonic_ns();
       std::lock_guard guard(core_lock);
       if (now - last_tick >= 100'000'000) {

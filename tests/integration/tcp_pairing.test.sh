@@ -15,6 +15,7 @@ pings() {  # pings COUNT: request/response a -> b -> a on a fresh connection
   local server=$!
   in_host 1 "$TRAFFIC" ping --connect $B:7000 --size 64 --count "$1" >"$WORK/ping.out"
   wait $server || true
+  sleep 0.5  # the agent reads the ring buffer every 20 ms: let it take the last halves
 }
 field() { pair_field "$@"; }
 
