@@ -21,6 +21,8 @@
 #include <unistd.h>
 #include <zmq.h>
 
+#include "tcp_endpoint.hpp"
+
 #include <CLI/CLI.hpp>
 #include <algorithm>
 #include <atomic>
@@ -35,8 +37,10 @@
 
 namespace {
 
+using namespace skewscope::tools;
 using Clock = std::chrono::steady_clock;
 std::atomic<bool> g_stop{false};
+long g_writes = 0;  // write() calls that moved bytes: each is one send half for the agent
 constexpr long kMaxCount = 50'000'000;
 
 double seconds_since(Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); }
@@ -46,17 +50,6 @@ double cpu_seconds() {
   getrusage(RUSAGE_SELF, &u);
   return static_cast<double>(u.ru_utime.tv_sec + u.ru_stime.tv_sec) +
          static_cast<double>(u.ru_utime.tv_usec + u.ru_stime.tv_usec) * 1e-6;
-}
-
-sockaddr_in parse_endpoint(const std::string& text) {
-  auto colon = text.rfind(':');
-  if (colon == std::string::npos) throw std::runtime_error("endpoint must be ADDR:PORT");
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_port = htons(static_cast<std::uint16_t>(std::stoi(text.substr(colon + 1))));
-  if (inet_pton(AF_INET, text.substr(0, colon).c_str(), &addr.sin_addr) != 1)
-    throw std::runtime_error("bad IPv4 address in " + text);
-  return addr;
 }
 
 // Waits (bounded by duration) for one connection.
@@ -80,47 +73,6 @@ int accept_one(const std::string& endpoint, double duration) {
   throw std::runtime_error("no connection on " + endpoint);
 }
 
-int connect_to(const std::string& endpoint) {
-  sockaddr_in addr = parse_endpoint(endpoint);
-  auto start = Clock::now();
-  while (true) {  // the server may still be starting in its namespace
-    int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-    if (connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0) {
-      int one = 1;
-      setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
-      return fd;
-    }
-    close(fd);
-    if (g_stop || seconds_since(start) > 10) throw std::runtime_error("cannot connect to " + endpoint);
-    std::this_thread::sleep_for(std::chrono::milliseconds(20));
-  }
-}
-
-long g_writes = 0;  // write() calls that moved bytes: each is one send half for the agent
-
-bool write_all(int fd, const char* data, std::size_t n) {
-  while (n > 0) {
-    ssize_t w = write(fd, data, n);
-    if (w > 0) ++g_writes;
-    if (w < 0 && errno == EINTR) continue;
-    if (w <= 0) return false;
-    data += w;
-    n -= static_cast<std::size_t>(w);
-  }
-  return true;
-}
-
-bool read_exact(int fd, char* data, std::size_t n) {
-  while (n > 0) {
-    ssize_t r = read(fd, data, n);
-    if (r < 0 && errno == EINTR) continue;
-    if (r <= 0) return false;
-    data += r;
-    n -= static_cast<std::size_t>(r);
-  }
-  return true;
-}
-
 struct Options {
   std::string endpoint;
   std::size_t size = 64;
@@ -139,13 +91,13 @@ void rr_server(const Options& o) {
   int fd = accept_one(o.endpoint, o.duration);
   std::vector<char> buf(o.size);
   long n = 0;
-  while (!g_stop && read_exact(fd, buf.data(), o.size) && write_all(fd, buf.data(), o.size)) ++n;
+  while (!g_stop && read_exact(fd, buf.data(), o.size) && write_all(fd, buf.data(), o.size, &g_writes)) ++n;
   close(fd);
   std::printf("rr-server round_trips=%ld cpu_s=%.6f\n", n, cpu_seconds());
 }
 
 void rr_client(const Options& o) {
-  int fd = connect_to(o.endpoint);
+  int fd = connect_to(o.endpoint, 10, &g_stop);
   std::vector<char> out(o.size, 'p'), in(o.size);
   std::vector<float> rtt_us;
   rtt_us.reserve(static_cast<std::size_t>(o.count));
@@ -154,7 +106,7 @@ void rr_client(const Options& o) {
   long i = 0;
   for (; more(o, i, start); ++i) {
     auto t0 = Clock::now();
-    if (!write_all(fd, out.data(), o.size) || !read_exact(fd, in.data(), o.size)) break;
+    if (!write_all(fd, out.data(), o.size, &g_writes) || !read_exact(fd, in.data(), o.size)) break;
     rtt_us.push_back(static_cast<float>(std::chrono::duration<double, std::micro>(Clock::now() - t0).count()));
   }
   const double elapsed = seconds_since(start), cpu = cpu_seconds() - cpu0;
@@ -197,12 +149,12 @@ void stream_sink(const Options& o) {
 }
 
 void stream_source(const Options& o) {
-  int fd = connect_to(o.endpoint);
+  int fd = connect_to(o.endpoint, 10, &g_stop);
   std::vector<char> buf(o.size, 'x');
   auto start = Clock::now();
   long i = 0;
   for (; more(o, i, start); ++i)
-    if (!write_all(fd, buf.data(), o.size)) break;
+    if (!write_all(fd, buf.data(), o.size, &g_writes)) break;
   const double elapsed = seconds_since(start);
   close(fd);
   std::printf("stream-source messages=%ld writes=%ld seconds=%.6f msgs_per_s=%.1f cpu_s=%.6f\n", i, g_writes, elapsed,

@@ -15,6 +15,8 @@
 #include <unistd.h>
 #include <zmq.h>
 
+#include "tcp_endpoint.hpp"
+
 #include <CLI/CLI.hpp>
 #include <atomic>
 #include <chrono>
@@ -26,6 +28,7 @@
 
 namespace {
 
+using namespace skewscope::tools;
 using Clock = std::chrono::steady_clock;
 std::atomic<bool> g_stop{false};
 
@@ -42,17 +45,6 @@ std::vector<std::size_t> parse_sizes(const std::string& text) {
   return sizes;
 }
 
-sockaddr_in parse_endpoint(const std::string& text) {
-  auto colon = text.rfind(':');
-  if (colon == std::string::npos) throw std::runtime_error("endpoint must be ADDR:PORT");
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_port = htons(static_cast<std::uint16_t>(std::stoi(text.substr(colon + 1))));
-  if (inet_pton(AF_INET, text.substr(0, colon).c_str(), &addr.sin_addr) != 1)
-    throw std::runtime_error("bad IPv4 address in " + text);
-  return addr;
-}
-
 int listen_on(const std::string& endpoint) {
   sockaddr_in addr = parse_endpoint(endpoint);
   int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
@@ -61,44 +53,6 @@ int listen_on(const std::string& endpoint) {
   if (bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0 || listen(fd, 16) != 0)
     throw std::runtime_error("cannot listen on " + endpoint + ": " + std::strerror(errno));
   return fd;
-}
-
-int connect_to(const std::string& endpoint, double timeout_s) {
-  sockaddr_in addr = parse_endpoint(endpoint);
-  auto deadline = Clock::now() + std::chrono::duration<double>(timeout_s);
-  while (true) {  // the server may still be starting in its namespace
-    int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-    if (connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0) {
-      int one = 1;
-      setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
-      return fd;
-    }
-    close(fd);
-    if (Clock::now() > deadline) throw std::runtime_error("cannot connect to " + endpoint);
-    std::this_thread::sleep_for(std::chrono::milliseconds(50));
-  }
-}
-
-bool write_all(int fd, const char* data, std::size_t n) {
-  while (n > 0) {
-    ssize_t w = write(fd, data, n);
-    if (w < 0 && errno == EINTR) continue;
-    if (w <= 0) return false;
-    data += w;
-    n -= static_cast<std::size_t>(w);
-  }
-  return true;
-}
-
-bool read_exact(int fd, char* data, std::size_t n) {
-  while (n > 0) {
-    ssize_t r = read(fd, data, n);
-    if (r < 0 && errno == EINTR) continue;
-    if (r <= 0) return false;
-    data += r;
-    n -= static_cast<std::size_t>(r);
-  }
-  return true;
 }
 
 // Paces a loop at `rate` per second (0: as fast as possible) and bounds it by count/duration.
