@@ -7,7 +7,7 @@
 
 namespace skewscope {
 
-enum class Feature { btf, tracefs, ringbuf, syscall_tracepoints, raw_tracepoints, kprobes, tai_clock, count_ };
+enum class Feature { btf, tracefs, ringbuf, syscall_tracepoints, task_btf, raw_tracepoints, kprobes, tai_clock, count_ };
 const char* feature_name(Feature f);
 
 struct KernelFeatures {
