@@ -15,6 +15,8 @@ std::int64_t read_ns(clockid_t id) {
 
 }  // namespace
 
+std::int64_t monotonic_now_ns() { return read_ns(CLOCK_MONOTONIC); }
+
 void MonotonicToRealtime::sample_now() {
   std::int64_t before = read_ns(CLOCK_MONOTONIC);
   std::int64_t real = read_ns(CLOCK_REALTIME);

@@ -8,6 +8,9 @@
 
 namespace skewscope {
 
+// CLOCK_MONOTONIC now, in ns: the clock BPF stamps halves with, and the one windows age by.
+std::int64_t monotonic_now_ns();
+
 class MonotonicToRealtime {
  public:
   struct Sample {

@@ -3,7 +3,6 @@
 #include <pthread.h>
 #include <signal.h>
 #include <sys/stat.h>
-#include <time.h>
 #include <unistd.h>
 
 #include <CLI/CLI.hpp>
@@ -25,12 +24,6 @@
 
 namespace skewscope {
 namespace {
-
-std::int64_t monotonic_ns() {
-  timespec ts{};
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return static_cast<std::int64_t>(ts.tv_sec) * 1'000'000'000 + ts.tv_nsec;
-}
 
 std::string machine_hostname() {
   char name[256] = {};
@@ -107,7 +100,7 @@ std::string handle_control(const std::string& line, AgentCore& core, std::mutex&
   std::lock_guard guard(lock);
   auto id = core.domains().find(sim->domain);
   if (!id) return "error: no domain named '" + sim->domain + "'";
-  core.simulated_clocks().set(*id, sim->offset_ns, sim->drift_ppm, monotonic_ns());
+  core.simulated_clocks().set(*id, sim->offset_ns, sim->drift_ppm, monotonic_now_ns());
   return "ok " + sim->domain + " clock offset " + format_duration_ns(sim->offset_ns) + ", drift " +
          std::to_string(sim->drift_ppm) + " ppm";
 }
@@ -144,7 +137,7 @@ int run_agent(const AgentOptions& options) {
 
   AgentCore core(std::move(*plan.domains), plan.core);
   std::mutex core_lock;
-  const std::int64_t start = monotonic_ns();
+  const std::int64_t start = monotonic_now_ns();
   for (const auto& sim : plan.simulations)
     core.simulated_clocks().set(*core.domains().find(sim.domain), sim.offset_ns, sim.drift_ppm, start);
   core.clock_mapping().sample_now();
@@ -160,7 +153,7 @@ int run_agent(const AgentOptions& options) {
         SourceCounters counters = capture ? capture->counters() : SourceCounters{};
         clocks::ClockSnapshot clock_snapshot = clock_monitor.snapshot();
         std::lock_guard guard(core_lock);
-        AgentReport report = core.report(monotonic_ns(), counters);
+        AgentReport report = core.report(monotonic_now_ns(), counters);
         report.clocks = std::move(clock_snapshot);
         return report;
       },
@@ -194,7 +187,7 @@ int run_agent(const AgentOptions& options) {
       // per record. A full batch means a backlog: go again at once.
       if (!capture->poll(batch, std::chrono::milliseconds(behind ? 0 : 20))) break;
       behind = batch.size() >= TcpSyscallCapture::kMaxBatch;
-      const std::int64_t now = monotonic_ns();
+      const std::int64_t now = monotonic_now_ns();
       std::lock_guard guard(core_lock);
       if (now - last_tick >= 100'000'000) {
         core.clock_mapping().sample_now();

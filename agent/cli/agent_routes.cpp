@@ -1,7 +1,5 @@
 #include "cli/agent_routes.hpp"
 
-#include <time.h>
-
 #include <charconv>
 
 #include "estimate/correct.hpp"
@@ -10,12 +8,6 @@
 
 namespace skewscope {
 namespace {
-
-std::int64_t monotonic_ns() {
-  timespec ts{};
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return static_cast<std::int64_t>(ts.tv_sec) * 1'000'000'000 + ts.tv_nsec;
-}
 
 HttpReply error_reply(int status, const std::string& message) {
   return {status, nlohmann::json{{"error", message}}.dump() + "\n", "application/json"};
@@ -30,7 +22,7 @@ void add_analysis_routes(HttpApi& api, AgentCore& core, std::mutex& core_lock) {
     auto models = estimate::parse_error_models(it->second);
     if (!models) return error_reply(400, models.error);
     std::lock_guard guard(core_lock);
-    auto table = estimate::what_if(core.estimator(), *models.value, monotonic_ns());
+    auto table = estimate::what_if(core.estimator(), *models.value, monotonic_now_ns());
     auto name = [&core](DomainId id) { return core.domains().name(id); };
     auto format = q.find("format");
     if (format != q.end() && format->second == "text")

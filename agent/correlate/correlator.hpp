@@ -47,7 +47,6 @@ class Correlator {
   std::size_t pending_recvs() const { return pending_recvs_; }
   std::size_t flows() const { return flows_.size(); }
   const CorrelatorCounters& counters() const { return counters_; }
-  const CorrelatorLimits& limits() const { return limits_; }
 
  private:
   struct PendingRecv {
