@@ -4,6 +4,8 @@
 
 #include <algorithm>
 
+#include "skewscope/saturating.hpp"
+
 namespace skewscope {
 namespace {
 
@@ -31,7 +33,7 @@ void MonotonicToRealtime::add(Sample s) {
     // REALTIME - MONOTONIC only changes when the clock is stepped (slewing moves both clocks).
     // Keeping every sample would add tens of ns of read jitter between events mapped through
     // different samples, so a sample is kept only when the offset really moved.
-    std::int64_t moved = (s.real_ns - s.mono_ns) - (last.real_ns - last.mono_ns);
+    std::int64_t moved = sat_sub(sat_sub(s.real_ns, s.mono_ns), sat_sub(last.real_ns, last.mono_ns));
     if (moved > -kStepThresholdNs && moved < kStepThresholdNs) return;
   }
   samples_.push_back(s);
@@ -43,7 +45,8 @@ std::int64_t MonotonicToRealtime::to_realtime(std::int64_t mono_ns) const {
   auto it = std::upper_bound(samples_.begin(), samples_.end(), mono_ns,
                              [](std::int64_t t, const Sample& s) { return t < s.mono_ns; });
   const Sample& s = it == samples_.begin() ? *it : *std::prev(it);
-  return s.real_ns + (mono_ns - s.mono_ns);
+  // Saturated: a corrupt capture time far from the sample must not wrap into another era.
+  return sat_add(s.real_ns, sat_sub(mono_ns, s.mono_ns));
 }
 
 }  // namespace skewscope

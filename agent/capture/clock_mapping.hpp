@@ -23,7 +23,7 @@ class MonotonicToRealtime {
   void add(Sample s);  // samples must come in increasing mono_ns; kept only when the offset moved
 
   // Uses the newest sample taken at or before mono_ns; the oldest one for older events.
-  // Returns mono_ns unchanged when there is no sample yet.
+  // Returns mono_ns unchanged when there is no sample yet. Saturates at the int64 limits.
   std::int64_t to_realtime(std::int64_t mono_ns) const;
 
   std::size_t size() const { return samples_.size(); }

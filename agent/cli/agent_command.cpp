@@ -19,6 +19,7 @@
 #include "cli/agent_routes.hpp"
 #include "clocks/clock_monitor.hpp"
 #include "cli/listen_address.hpp"
+#include "cli/option_checks.hpp"
 #include "domains/duration.hpp"
 #include "skewscope/version.hpp"
 
@@ -58,12 +59,14 @@ std::string plan_agent(const AgentOptions& o, AgentPlan& plan) {
   auto listen = parse_listen_address(o.listen);
   if (!listen) return listen.error;
   plan.listen = *listen;
+  if (std::string error = resolve_listen_address(plan.listen); !error.empty()) return error;
   auto window = parse_duration_ns(o.window);
   if (!window) return "--window: " + window.error;
-  if (*window < 1'000'000'000) return "--window must be at least 1s";
+  if (*window < 1'000'000'000 || *window > kMaxWindowNs) return "--window must be from 1s to 1h";
   plan.core.window_ns = *window;
   auto send_age = parse_duration_ns(o.send_max_age);
-  if (!send_age || *send_age <= 0) return "--send-max-age: " + (send_age ? "must be positive" : send_age.error);
+  if (!send_age || *send_age <= 0 || *send_age > kMaxSendAgeNs)
+    return "--send-max-age: " + (send_age ? "must be positive and at most 1h" : send_age.error);
   plan.core.limits.send_max_age_ns = *send_age;
   if (o.max_pending == 0) return "--max-pending must be at least 1";
   plan.core.limits.max_pending = o.max_pending;
@@ -117,16 +120,18 @@ void add_agent_options(CLI::App& c, AgentOptions& o) {
   c.add_option("--window", o.window, "health window")->capture_default_str();
   c.add_option("--control-socket", o.control_socket, "unix socket for mutating commands (mode 0600)")
       ->capture_default_str();
-  c.add_option("--max-pending", o.max_pending, "bound on halves waiting for their other half")->capture_default_str();
+  c.add_option("--max-pending", o.max_pending, "bound on halves waiting for their other half")
+      ->capture_default_str()
+      ->check(CLI::Validator([](std::string& s) { return check_count(s, 1, kMaxPendingLimit); }, "1-4194304"));
   c.add_option("--send-max-age", o.send_max_age, "a send not received within this is counted unpaired")
       ->capture_default_str();
   c.add_option("--ptp4l-socket", o.ptp4l_sockets, "ptp4l management socket to read; repeatable (default: probe)");
   c.add_option("--max-drift-ppm", o.max_drift_ppm, "clock drift assumed since the last sync, in the error bound")
       ->capture_default_str()
-      ->check(CLI::Range(0.0, 10000.0));
+      ->check(CLI::Validator([](std::string& s) { return check_finite(s, 0, 10000); }, "0-10000"));
   c.add_option("--at-risk-share", o.at_risk_share, "a pair is at_risk when |offset| >= share x Δt_min")
       ->capture_default_str()
-      ->check(CLI::Range(0.01, 1.0));
+      ->check(CLI::Validator([](std::string& s) { return check_finite(s, 0.01, 1); }, "0.01-1"));
 }
 
 int run_agent(const AgentOptions& options) {
@@ -205,7 +210,7 @@ int run_agent(const AgentOptions& options) {
       auto bound = clock_monitor.snapshot().error_bound_seconds;
       {
         std::lock_guard guard(core_lock);
-        core.set_clock_bound(bound ? std::optional<std::int64_t>(static_cast<std::int64_t>(*bound * 1e9)) : std::nullopt);
+        core.set_clock_bound(clocks::bound_seconds_to_ns(bound));
       }
       for (int i = 0; i < 10 && !stopping; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(100));
     }

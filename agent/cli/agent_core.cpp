@@ -1,6 +1,7 @@
 #include "cli/agent_core.hpp"
 
 #include "estimate/triangles.hpp"
+#include "skewscope/saturating.hpp"
 
 namespace skewscope {
 
@@ -40,14 +41,13 @@ void AgentCore::ingest(const std::vector<skewscope_half_event>& batch) {
     }
     Half& half = *decoded.half;
     half.domain = *domain;
-    half.domain_ns =
-        clock_mapping_.to_realtime(half.capture_ns) + simulated_.error_ns(half.domain, half.capture_ns);
+    half.domain_ns = simulated_.apply(half.domain, half.capture_ns, clock_mapping_.to_realtime(half.capture_ns));
     (half.kind == HalfKind::send ? ingest_.sends : ingest_.recvs) += 1;
     correlator_.add(half, spans_);
   }
   // Both ends' bounds: every domain here shares the host's clock sources.
   std::optional<std::int64_t> pair_bound;
-  if (clock_bound_ns_) pair_bound = 2 * *clock_bound_ns_;
+  if (clock_bound_ns_) pair_bound = sat_mul(2, *clock_bound_ns_);
   for (const Span& span : spans_) {
     health_.add(span, pair_bound);
     estimator_.observe(span);

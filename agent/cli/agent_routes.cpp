@@ -50,7 +50,7 @@ void add_analysis_routes(HttpApi& api, AgentCore& core, std::mutex& core_lock) {
                               {"span_seconds", static_cast<double>(it->span_ns()) * 1e-9}};
       // Raw timestamps always; a correction only as extra, flagged fields (see estimate/correct.hpp).
       if (auto e = core.estimator().estimate(it->src, it->dst)) {
-        entry.update(estimate::to_json(estimate::correct_span(*it, *e)));
+        entry.update(estimate::to_json(estimate::correct_span(*it, *e, estimate::kMaxExportedCorrectionNs)));
       } else {
         entry["send_ns"] = it->send_ns;
         entry["recv_ns"] = it->recv_ns;

@@ -1,6 +1,11 @@
 #include "cli/listen_address.hpp"
 
+#include <netdb.h>
+#include <sys/socket.h>
+
+#include <cerrno>
 #include <charconv>
+#include <cstring>
 
 namespace skewscope {
 
@@ -21,6 +26,23 @@ Parsed<ListenAddress> parse_listen_address(std::string_view text) {
   if (ec != std::errc() || end != port_text.data() + port_text.size() || port < 0 || port > 65535)
     return Parsed<ListenAddress>::fail("--listen '" + original + "': port must be 0-65535");
   return Parsed<ListenAddress>::ok(ListenAddress{std::string(host), port});
+}
+
+std::string resolve_listen_address(const ListenAddress& address) {
+  addrinfo hints{};
+  hints.ai_family = AF_UNSPEC;
+  hints.ai_socktype = SOCK_STREAM;
+  hints.ai_flags = AI_PASSIVE;
+  addrinfo* found = nullptr;
+  const std::string port = std::to_string(address.port);
+  const int rc = getaddrinfo(address.host.c_str(), port.c_str(), &hints, &found);
+  if (rc == 0) {
+    freeaddrinfo(found);
+    return {};
+  }
+  // EAI_SYSTEM leaves the reason in errno; every other code has its own text.
+  const std::string why = rc == EAI_SYSTEM ? std::strerror(errno) : gai_strerror(rc);
+  return "--listen: cannot resolve '" + address.host + "': " + why;
 }
 
 }  // namespace skewscope

@@ -135,7 +135,13 @@ void ClockMonitor::poll() {
     snap.ptp.push_back(snapshot_of(s, now));
     named.push_back({s.socket, s.tracker.assess(now, bound_cfg_)});
   }
-  const HostAssessment host = combine(named, assess_kernel(timex));
+  HostAssessment host = combine(named, assess_kernel(timex));
+  // The assessments already withdraw insane bounds; this keeps the published pair (status,
+  // bound) consistent whatever combine() is given: no "synchronized" without a sane bound claim.
+  if (host.bound_seconds && !is_sane_bound(*host.bound_seconds)) {
+    host.bound_seconds.reset();
+    if (host.status != ClockStatus::kDisrupted) host.status = ClockStatus::kUnknown;
+  }
   snap.status = host.status;
   snap.error_bound_seconds = host.bound_seconds;
   snap.bound_source = host.source;

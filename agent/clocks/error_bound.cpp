@@ -37,6 +37,13 @@ std::optional<double> bound_base(const Ptp4lReading& r) {
 
 }  // namespace
 
+bool is_sane_bound(double seconds) { return std::isfinite(seconds) && seconds >= 0 && seconds <= kMaxSaneBoundSeconds; }
+
+std::optional<std::int64_t> bound_seconds_to_ns(std::optional<double> seconds) {
+  if (!seconds || !is_sane_bound(*seconds)) return std::nullopt;
+  return std::llround(*seconds * 1e9);  // at most 8.64e13: far inside int64
+}
+
 std::optional<double> clock_accuracy_seconds(std::uint8_t a) {
   // 0x17..0x31: 1 ps, 2.5 ps, 10 ps, 25 ps, 100 ps, 250 ps, 1 ns, 2.5 ns, 10 ns, 25 ns, ... 10 s.
   // The ranges alternate ×2.5 and ×4 (1, 2.5, 10, 25, 100, ...).
@@ -82,7 +89,7 @@ void PtpSourceTracker::on_reading(const Ptp4lReading& reading, SteadyTime now) {
   }
   const auto* port = primary_port(reading);
   if (offset_valid_ && port && is_client_state(port->port_state) && reading.time_status->gm_present)
-    if (auto base = bound_base(reading)) last_good_base_ = base;
+    if (auto base = bound_base(reading); base && is_sane_bound(*base)) last_good_base_ = base;
 }
 
 PtpAssessment PtpSourceTracker::assess(SteadyTime now, const BoundConfig& cfg) const {
@@ -111,6 +118,10 @@ PtpAssessment PtpSourceTracker::assess(SteadyTime now, const BoundConfig& cfg) c
     a.status = port->port_state == static_cast<std::uint8_t>(ptp::PortState::kSlave) ? ClockStatus::kSynchronized
                                                                                      : ClockStatus::kFreeRunning;
     if (auto base = bound_base(*last_); base && offset_valid_) a.bound_seconds = *base + drift * *sync_age;
+    if (a.bound_seconds && !is_sane_bound(*a.bound_seconds)) {  // a reading nobody can vouch for
+      a.status = ClockStatus::kUnknown;
+      a.bound_seconds.reset();
+    }
     return a;
   }
   // Disrupted once something went wrong: a faulty port, or syncs that stopped after we saw them.
@@ -118,6 +129,7 @@ PtpAssessment PtpSourceTracker::assess(SteadyTime now, const BoundConfig& cfg) c
   if (!(port && is_broken_state(port->port_state)) && !last_sync_seen_) return a;
   a.status = ClockStatus::kDisrupted;
   if (last_good_base_ && synced_recently) a.bound_seconds = *last_good_base_ + drift * *sync_age;
+  if (a.bound_seconds && !is_sane_bound(*a.bound_seconds)) a.bound_seconds.reset();  // still disrupted
   return a;
 }
 
@@ -125,7 +137,9 @@ KernelAssessment assess_kernel(const std::optional<TimexReading>& t) {
   KernelAssessment k;
   if (!t) return k;
   if (t->maxerror_at_cap) return k;  // the kernel itself does not know
-  k.bound_seconds = t->maxerror_seconds + std::fabs(t->offset_seconds);
+  const double bound = t->maxerror_seconds + std::fabs(t->offset_seconds);
+  if (!is_sane_bound(bound)) return k;
+  k.bound_seconds = bound;
   k.status = t->sync_status ? ClockStatus::kSynchronized : ClockStatus::kFreeRunning;
   return k;
 }

@@ -25,6 +25,12 @@
 //     return TIME_ERROR; free_running when it does but maxerror is below the kernel's 16 s cap;
 //     unknown (bound null) at the cap, where the value means "nobody knows".
 //
+// Sanity: a bound beyond kMaxSaneBoundSeconds (1 day) is not a measurement but a broken or
+// hostile reading (a master_offset near INT64_MIN alone makes 292 years). Such a source is
+// unknown (a client's synchronized / free_running is withdrawn), its bound null, and it is never
+// kept as the holdover base. No clock worth a status is a day off its reference, and a day in ns
+// is far from the int64 limit, so the agent's ns arithmetic on bounds cannot overflow.
+//
 // Decay: a ptp4l reading is fresh while the last complete answer is at most stale_after old
 // (default 5 s, ptpcheck's "fail" threshold for sync age). Past that the source is unknown and
 // its values are withdrawn (null), never held at their last value. A client whose sync age
@@ -47,6 +53,16 @@
 namespace skewscope::clocks {
 
 using SteadyTime = std::chrono::steady_clock::time_point;
+
+inline constexpr double kMaxSaneBoundSeconds = 86400;
+
+// A finite, non-negative bound no larger than kMaxSaneBoundSeconds.
+bool is_sane_bound(double seconds);
+
+// The host bound in seconds as the agent's ns, or nullopt when it is missing or not sane (NaN,
+// negative, beyond kMaxSaneBoundSeconds). A plain static_cast of seconds·1e9 is undefined past
+// the int64 range and in practice turns a huge bound negative.
+std::optional<std::int64_t> bound_seconds_to_ns(std::optional<double> seconds);
 
 struct BoundConfig {
   double max_drift_ppm = 100;  // a crystal's worst case; ClockBound's default is 15 ppm for chrony

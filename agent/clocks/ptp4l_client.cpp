@@ -6,6 +6,7 @@
 #include <sys/un.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cerrno>
 #include <cstdlib>
@@ -28,6 +29,9 @@ constexpr ptp::ManagementId kRoundIds[] = {
 };
 // Larger than any management message ptp4l sends over UDS (it uses a 1500-byte buffer).
 constexpr std::size_t kRecvBuffer = 2048;
+// Datagrams read per drain: a peer flooding our reply socket cannot hold the clock thread past
+// the round's deadline (the rest waits for the next drain, or is dropped with the socket).
+constexpr int kMaxDatagramsPerDrain = 1024;
 
 std::atomic<unsigned> g_client_counter{0};
 
@@ -125,7 +129,7 @@ bool Ptp4lClient::open_socket(QueryResult& res) {
 
 void Ptp4lClient::drain(QueryResult& res) {
   std::uint8_t buf[kRecvBuffer];
-  for (;;) {
+  for (int i = 0; i < kMaxDatagramsPerDrain; ++i) {
     const ssize_t n = ::recv(fd_, buf, sizeof buf, MSG_DONTWAIT | MSG_TRUNC);
     if (n < 0) return;  // EAGAIN: queue empty; anything else will show on the next recv
     const bool truncated = static_cast<std::size_t>(n) > sizeof buf;
@@ -162,8 +166,12 @@ void Ptp4lClient::handle(const std::uint8_t* data, std::size_t size, bool trunca
     accepted = !p->answered;
     if (accepted) r.time_status = *t;
   } else if (auto* port = std::get_if<ptp::PortDataSet>(&msg->body); port && p->id == ptp::ManagementId::kPortDataSet) {
-    accepted = true;  // one per port
-    r.ports.push_back(*port);
+    // One answer per port: a repeated portIdentity is a duplicate, not another port, and no more
+    // than kMaxPtpPorts are kept, so a flood of replies costs neither memory nor a false count.
+    const bool known = std::any_of(r.ports.begin(), r.ports.end(),
+                                   [&](const ptp::PortDataSet& q) { return q.port_identity == port->port_identity; });
+    accepted = !known && r.ports.size() < kMaxPtpPorts;
+    if (accepted) r.ports.push_back(*port);
   } else if (auto* c = std::get_if<ptp::CurrentDataSet>(&msg->body); c && p->id == ptp::ManagementId::kCurrentDataSet) {
     accepted = !p->answered;
     if (accepted) r.current = *c;

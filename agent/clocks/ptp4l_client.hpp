@@ -22,9 +22,13 @@ inline const std::vector<std::string>& default_ptp4l_sockets() {
   return k;
 }
 
+// Ports kept per reading. A linuxptp clock has one port per interface it runs on; more than this
+// is a broken or hostile peer, and the extra replies are counted as unexpected.
+inline constexpr std::size_t kMaxPtpPorts = 256;
+
 struct Ptp4lReading {
   std::optional<ptp::TimeStatusNp> time_status;
-  std::vector<ptp::PortDataSet> ports;  // one RESPONSE per port of the clock
+  std::vector<ptp::PortDataSet> ports;  // one RESPONSE per port (portIdentity) of the clock
   std::optional<ptp::CurrentDataSet> current;
   std::optional<ptp::ParentDataSet> parent;
   std::vector<ptp::ManagementError> management_errors;

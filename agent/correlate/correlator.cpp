@@ -1,5 +1,7 @@
 #include "correlate/correlator.hpp"
 
+#include "skewscope/saturating.hpp"
+
 namespace skewscope {
 
 std::uint64_t Correlator::unwrap(FlowState& flow, std::uint32_t seq) {
@@ -93,12 +95,12 @@ void Correlator::expire(std::int64_t now_ns) {
   // pass: it waits at most as long as the reordering, and memory stays bounded by max_pending.
   for (auto flow_it = flows_.begin(); flow_it != flows_.end();) {
     FlowState& flow = flow_it->second;
-    while (!flow.sends.empty() && now_ns - flow.sends.begin()->second.capture_ns > limits_.send_max_age_ns) {
+    while (!flow.sends.empty() && sat_sub(now_ns, flow.sends.begin()->second.capture_ns) > limits_.send_max_age_ns) {
       ++counters_.sends_expired;
       --pending_sends_;
       flow.sends.erase(flow.sends.begin());
     }
-    while (!flow.recvs.empty() && now_ns - flow.recvs.begin()->second.half.capture_ns > limits_.recv_max_age_ns) {
+    while (!flow.recvs.empty() && sat_sub(now_ns, flow.recvs.begin()->second.half.capture_ns) > limits_.recv_max_age_ns) {
       if (!flow.recvs.begin()->second.started_a_send) ++counters_.recvs_without_start;
       --pending_recvs_;
       flow.recvs.erase(flow.recvs.begin());

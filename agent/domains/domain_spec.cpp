@@ -75,6 +75,9 @@ Parsed<ClockSimulation> parse_clock_simulation(std::string_view text) {
   }
   auto offset = parse_duration_ns(offset_text);
   if (!offset) return Parsed<ClockSimulation>::fail(offset.error);
+  if (*offset > kMaxSimulatedOffsetNs || *offset < -kMaxSimulatedOffsetNs)
+    return Parsed<ClockSimulation>::fail("clock offset '" + std::string(offset_text) +
+                                         "' is out of range: a simulated offset must be within ±24h");
   sim.offset_ns = *offset;
   if (!drift_text.empty()) {
     if (!drift_text.ends_with("ppm"))
@@ -83,9 +86,11 @@ Parsed<ClockSimulation> parse_clock_simulation(std::string_view text) {
     if (!drift_text.empty() && drift_text.front() == '+') drift_text.remove_prefix(1);
     double ppm = 0;
     auto [end, ec] = std::from_chars(drift_text.data(), drift_text.data() + drift_text.size(), ppm);
-    if (ec != std::errc() || end != drift_text.data() + drift_text.size() || !std::isfinite(ppm) ||
-        std::fabs(ppm) > 1e6)
+    if (ec != std::errc() || end != drift_text.data() + drift_text.size() || !std::isfinite(ppm))
       return Parsed<ClockSimulation>::fail("malformed drift in '" + std::string(text) + "' (e.g. +20ppm)");
+    if (std::fabs(ppm) > kMaxSimulatedDriftPpm)
+      return Parsed<ClockSimulation>::fail("drift in '" + std::string(text) +
+                                           "' is out of range: a simulated drift must be within ±1000ppm");
     sim.drift_ppm = ppm;
   }
   return Parsed<ClockSimulation>::ok(sim);

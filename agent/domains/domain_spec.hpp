@@ -23,10 +23,17 @@ struct ClockSimulation {
   double drift_ppm = 0;        // how fast that offset grows, from the moment it is set
 };
 
+// Limits of a simulated clock error. The offset is added to every timestamp of its domain: ±1 day
+// keeps any realistic timestamp far from the int64 limits and is far beyond any clock error worth
+// simulating. Real oscillators drift well within ±100 ppm and the kernel slews at most ±500 ppm:
+// ±1000 ppm covers every real clock with margin.
+inline constexpr std::int64_t kMaxSimulatedOffsetNs = 86'400'000'000'000;
+inline constexpr double kMaxSimulatedDriftPpm = 1000;
+
 // NAME=netns:PATH or NAME=cgroup:PATH
 Parsed<DomainSpec> parse_domain_spec(std::string_view text);
 
-// NAME=OFFSET[,DRIFTppm], e.g. infer=+5ms, infer=-250us,+20ppm
+// NAME=OFFSET[,DRIFTppm], e.g. infer=+5ms, infer=-250us,+20ppm; refused beyond the limits above.
 Parsed<ClockSimulation> parse_clock_simulation(std::string_view text);
 
 // Domain names become label values and JSON keys: keep them short and plain.

@@ -26,6 +26,8 @@ Parsed<std::int64_t> parse_duration_ns(std::string_view text) {
     sign = text.front() == '-' ? -1 : 1;
     text.remove_prefix(1);
   }
+  // A bare zero needs no unit: it is the same in all of them (Go's ParseDuration agrees).
+  if (text == "0") return Parsed<std::int64_t>::ok(0);
   for (const auto& unit : kUnits) {
     if (text.size() <= unit.suffix.size() || !text.ends_with(unit.suffix)) continue;
     std::string_view number = text.substr(0, text.size() - unit.suffix.size());

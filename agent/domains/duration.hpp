@@ -9,7 +9,8 @@
 
 namespace skewscope {
 
-// Signed nanoseconds. A unit is required ("5" alone is ambiguous and rejected).
+// Signed nanoseconds. A unit is required ("5" alone is ambiguous and rejected), except for a bare
+// "0" (or "+0", "-0"), which means the same in every unit.
 Parsed<std::int64_t> parse_duration_ns(std::string_view text);
 
 // "5ms" style rendering for messages and tables; exact when possible.

@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cmath>
 
+#include "skewscope/saturating.hpp"
+
 namespace skewscope::estimate {
 
 CorrectedSpan correct_span(const Span& span, const PairEstimate& estimate, std::int64_t max_correction_ns) {
@@ -25,10 +27,10 @@ CorrectedSpan correct_span(const Span& span, const PairEstimate& estimate, std::
     c = std::copysign(static_cast<double>(max_correction_ns), c);
     out.capped = true;
   }
-  const auto ci = static_cast<std::int64_t>(std::llround(c));
+  const std::int64_t ci = sat_round(c);
   out.correction_ns = ci;
-  out.corrected_recv_ns = span.recv_ns - ci;
-  out.bound_ns = static_cast<std::int64_t>(std::ceil(*e.bound_ns));
+  out.corrected_recv_ns = sat_sub(span.recv_ns, ci);
+  out.bound_ns = sat_round(std::ceil(*e.bound_ns));
   out.corrected = true;
   return out;
 }

@@ -22,6 +22,13 @@ struct CorrectedSpan {
   bool capped = false;   // limited by max_correction_ns
 };
 
+// The cap on corrections exported with spans (/api/v1/spans). The correction is already kept
+// inside the pair's offset interval, so the cap only matters when that interval itself sits far
+// from zero: a clock more than a second off is a broken clock, not one to paper over per message,
+// and a midpoint that large is likelier to come from mispaired or hostile input. Such spans keep
+// their raw timestamps, a correction of at most this, and `capped`.
+inline constexpr std::int64_t kMaxExportedCorrectionNs = 1'000'000'000;
+
 // Corrects only from a two-sided, non-empty estimate of this directed pair (either orientation
 // is accepted). The correction stays inside the offset interval and never exceeds the span itself,
 // so a message that was received after it was sent is never turned into an inversion; with

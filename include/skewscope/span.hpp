@@ -4,6 +4,8 @@
 #include <cstdint>
 #include <string>
 
+#include "skewscope/saturating.hpp"
+
 namespace skewscope {
 
 enum class Transport : std::uint8_t { tcp, kafka, zmq, rdma };
@@ -30,7 +32,12 @@ struct Span {
   std::int64_t capture_ns = 0;  // CLOCK_MONOTONIC of the receive: orders spans and ages windows
   std::uint32_t bytes = 0;      // bytes of the send
 
-  std::int64_t span_ns() const { return recv_ns - send_ns; }
+  // Saturated: two timestamps far apart (a hostile simulated offset) must not wrap into a span
+  // of the wrong sign. Symmetric (never INT64_MIN) so that callers may negate it.
+  std::int64_t span_ns() const {
+    const std::int64_t s = sat_sub(recv_ns, send_ns);
+    return s == kNsMin ? -kNsMax : s;
+  }
 };
 
 }  // namespace skewscope

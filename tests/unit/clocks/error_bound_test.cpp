@@ -3,6 +3,8 @@
 #include "clocks/error_bound.hpp"
 
 #include <doctest/doctest.h>
+#include <limits>
+#include <vector>
 
 using namespace skewscope::clocks;
 using namespace std::chrono_literals;
@@ -286,4 +288,48 @@ TEST_CASE("primary port: SLAVE, else UNCALIBRATED, else the first") {
   CHECK(primary_port(r)->port_state == kSlave);
   r.ports.resize(1);
   CHECK(primary_port(r)->port_state == kMaster);
+}
+
+TEST_CASE("a master_offset near INT64_MIN is no bound: unknown, null, never the holdover base") {
+  const std::int64_t hostile = std::numeric_limits<std::int64_t>::min() + 1;
+  PtpSourceTracker tr;
+  first(tr, reading(kSlave, true, hostile, 1000), t0);
+  auto a = tr.assess(t0, cfg());
+  CHECK(a.status == ClockStatus::kUnknown);  // was "synchronized" with 292 years
+  CHECK_FALSE(a.bound_seconds);
+  // Faulting right after: disrupted, but the insane reading was not kept for holdover.
+  tr.on_reading(reading(kFaulty, true, hostile, 1000), t0 + 1s);
+  a = tr.assess(t0 + 1s, cfg());
+  CHECK(a.status == ClockStatus::kDisrupted);
+  CHECK_FALSE(a.bound_seconds);
+  // The host follows: nothing synchronized to pick, so the disrupted source speaks, bound null.
+  const std::vector<NamedPtpAssessment> named{{"/var/run/ptp4l", tr.assess(t0 + 1s, cfg())}};
+  const auto host = combine(named, assess_kernel(std::nullopt));
+  CHECK(host.status == ClockStatus::kDisrupted);
+  CHECK_FALSE(host.bound_seconds);
+  // Just inside the limit is still a (poor) measurement.
+  PtpSourceTracker ok;
+  first(ok, reading(kSlave, true, 86'000'000'000'000, 1000), t0);
+  a = ok.assess(t0, cfg());
+  CHECK(a.status == ClockStatus::kSynchronized);
+  REQUIRE(a.bound_seconds);
+  CHECK(*a.bound_seconds == doctest::Approx(86000.0));
+}
+
+TEST_CASE("a kernel bound beyond a day is unknown") {
+  auto k = assess_kernel(make_timex(true, 0.001, 1e6));
+  CHECK(k.status == ClockStatus::kUnknown);
+  CHECK_FALSE(k.bound_seconds);
+}
+
+TEST_CASE("bound seconds to ns: checked, never negative, null beyond sane") {
+  CHECK_FALSE(bound_seconds_to_ns(std::nullopt));
+  CHECK(*bound_seconds_to_ns(1.5e-6) == 1500);
+  CHECK(*bound_seconds_to_ns(0.0) == 0);
+  CHECK(*bound_seconds_to_ns(kMaxSaneBoundSeconds) == 86'400'000'000'000);
+  for (double bad : {-1e-9, 86400.001, 9.2e9, 1e300, std::numeric_limits<double>::infinity(),
+                     std::numeric_limits<double>::quiet_NaN()}) {
+    INFO(bad);
+    CHECK_FALSE(bound_seconds_to_ns(bad));
+  }
 }

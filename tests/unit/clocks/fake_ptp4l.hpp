@@ -39,7 +39,11 @@ class TempDir {
   std::string path_;
 };
 
-enum class Behaviour { kAnswer, kSilent, kGarbage, kError, kTwoPorts, kWrongId, kLateDuplicate };
+// kPortFlood answers PORT_DATA_SET with kFloodDuplicates copies of port 1, then ports
+// 2..kFloodPorts: a broken or hostile peer.
+enum class Behaviour { kAnswer, kSilent, kGarbage, kError, kTwoPorts, kWrongId, kLateDuplicate, kPortFlood };
+inline constexpr int kFloodDuplicates = 3000;
+inline constexpr int kFloodPorts = 400;
 
 // The replies ptp4l gave in the capture, keyed by management id.
 inline ptp::Body captured_body(ptp::ManagementId id, const std::string& role = "slave") {
@@ -126,6 +130,16 @@ class FakePtp4l {
           break;
         case Behaviour::kWrongId:
           reply(from, len, ptp::encode_response(*req, captured_body(ptp::ManagementId::kCurrentDataSet), me));
+          break;
+        case Behaviour::kPortFlood:
+          reply(from, len, ptp::encode_response(*req, body, me));
+          if (auto* port = std::get_if<ptp::PortDataSet>(&body)) {
+            for (int i = 0; i < kFloodDuplicates; ++i) reply(from, len, ptp::encode_response(*req, body, me));
+            for (int n = 2; n <= kFloodPorts; ++n) {
+              port->port_identity.port_number = static_cast<std::uint16_t>(n);
+              reply(from, len, ptp::encode_response(*req, body, me));
+            }
+          }
           break;
         case Behaviour::kLateDuplicate:
           reply(from, len, ptp::encode_response(*req, body, me));

@@ -187,6 +187,20 @@ TEST_CASE("one PORT_DATA_SET reply per port is collected") {
   CHECK(q.reading.ports[1].port_identity.port_number == 2);
 }
 
+TEST_CASE("a flood of PORT_DATA_SET replies: duplicates deduped by port identity, ports capped") {
+  TempDir dir;
+  FakePtp4l server(dir.path() + "/ptp4l", Behaviour::kPortFlood);
+  auto c = client_for(dir, dir.path() + "/ptp4l", 5000);
+  const QueryResult q = c.query();
+  CHECK_FALSE(q.error.has_value());
+  REQUIRE(q.reading.ports.size() == kMaxPtpPorts);
+  for (std::size_t i = 0; i < q.reading.ports.size(); ++i)
+    CHECK(q.reading.ports[i].port_identity.port_number == i + 1);  // each port once, in order
+  // Every copy of port 1 and every port past the cap is counted, none silently kept or lost.
+  const auto refused = static_cast<std::uint64_t>(testing::kFloodDuplicates + testing::kFloodPorts) - kMaxPtpPorts;
+  CHECK(q.errors[ErrorReason::kUnexpectedReply] == refused);
+}
+
 TEST_CASE("duplicate replies are counted as unexpected, not used twice") {
   TempDir dir;
   FakePtp4l server(dir.path() + "/ptp4l", Behaviour::kLateDuplicate);

@@ -1,6 +1,9 @@
 #include <doctest/doctest.h>
 
+#include <netdb.h>
+
 #include "cli/listen_address.hpp"
+#include "cli/option_checks.hpp"
 #include "domains/domain_registry.hpp"
 #include "domains/domain_spec.hpp"
 #include "domains/duration.hpp"
@@ -16,6 +19,13 @@ TEST_CASE("durations") {
   CHECK(*parse_duration_ns("100ns") == 100);
   CHECK(*parse_duration_ns("2m") == 120'000'000'000);
   CHECK(*parse_duration_ns("0s") == 0);
+  // A bare zero needs no unit, like Go's ParseDuration; any other bare number still does.
+  CHECK(*parse_duration_ns("0") == 0);
+  CHECK(*parse_duration_ns("+0") == 0);
+  CHECK(*parse_duration_ns("-0") == 0);
+  CHECK_FALSE(parse_duration_ns("00"));
+  CHECK_FALSE(parse_duration_ns("0.0"));
+  CHECK_FALSE(parse_duration_ns("1"));
   for (const char* bad : {"", "5", "ms", "5 ms", "5xs", "--5ms", "5ms5", "1e400s", "nans", "infs", "-"}) {
     INFO(bad);
     auto p = parse_duration_ns(bad);
@@ -62,6 +72,47 @@ TEST_CASE("clock simulations") {
   }
 }
 
+TEST_CASE("clock simulations are bounded: offsets within ±24h, drift within ±1000ppm") {
+  auto zero = parse_clock_simulation("b=0");
+  REQUIRE(zero);
+  CHECK(zero->offset_ns == 0);
+  CHECK(parse_clock_simulation("b=0,+5ppm")->drift_ppm == doctest::Approx(5));
+  CHECK(parse_clock_simulation("h=24h")->offset_ns == kMaxSimulatedOffsetNs);
+  CHECK(parse_clock_simulation("h=-24h")->offset_ns == -kMaxSimulatedOffsetNs);
+  CHECK(parse_clock_simulation("h=0,-1000ppm")->drift_ppm == doctest::Approx(-1000));
+  for (const char* bad : {"h=2555555h", "h=-2555555h", "h=24h1ns", "h=86400.001s", "h=0,1001ppm", "h=0,-1e9ppm",
+                          "h=0,nanppm", "h=0,infppm"}) {
+    INFO(bad);
+    auto p = parse_clock_simulation(bad);
+    CHECK_FALSE(p);
+    CHECK_FALSE(p.error.empty());
+  }
+  CHECK(parse_clock_simulation("h=2555555h").error.find("out of range") != std::string::npos);
+  CHECK(parse_clock_simulation("h=0,2000ppm").error.find("out of range") != std::string::npos);
+}
+
+TEST_CASE("numeric options: signs, NaN, infinities and out-of-range values are refused") {
+  CHECK(check_count("1", 1, kMaxPendingLimit).empty());
+  CHECK(check_count("262144", 1, kMaxPendingLimit).empty());
+  CHECK(check_count("4194304", 1, kMaxPendingLimit).empty());
+  for (const char* bad : {"-1", "0", "4194305", "18446744073709551615", "99999999999999999999", "+5", "1.5", "1e3",
+                          " 5", "5 ", "", "nan", "0x10"}) {
+    INFO(bad);
+    CHECK_FALSE(check_count(bad, 1, kMaxPendingLimit).empty());
+  }
+  CHECK(check_count("-1", 1, kMaxPendingLimit).find("-1") != std::string::npos);
+  CHECK(check_finite("0.5", 0.01, 1).empty());
+  CHECK(check_finite("+0.25", 0.01, 1).empty());
+  CHECK(check_finite("1", 0.01, 1).empty());
+  CHECK(check_finite("100", 0, 10000).empty());
+  for (const char* bad : {"nan", "NaN", "-nan", "inf", "-inf", "infinity", "0", "1.01", "-0.5", "", "x", "0.5x"}) {
+    INFO(bad);
+    CHECK_FALSE(check_finite(bad, 0.01, 1).empty());
+  }
+  CHECK_FALSE(check_finite("-1", 0, 10000).empty());
+  CHECK_FALSE(check_finite("10000.5", 0, 10000).empty());
+}
+
 TEST_CASE("domain registry resolves real paths and rejects others") {
   auto ok = DomainRegistry::from_specs({{"self", DomainSpec::Kind::netns, "/proc/self/ns/net"}}, "host", false);
   REQUIRE(ok);
@@ -100,4 +151,22 @@ TEST_CASE("listen addresses") {
     INFO(bad);
     CHECK_FALSE(parse_listen_address(bad));
   }
+}
+
+TEST_CASE("listen addresses are resolved; a resolver failure names the resolver's reason") {
+  CHECK(resolve_listen_address({"127.0.0.1", 0}).empty());
+  CHECK(resolve_listen_address({"0.0.0.0", 9477}).empty());
+  CHECK(resolve_listen_address({"::1", 0}).empty());
+  const std::string error = resolve_listen_address({"bogus.invalid", 1});
+  INFO(error);
+  REQUIRE_FALSE(error.empty());
+  CHECK(error.find("bogus.invalid") != std::string::npos);
+  CHECK(error.find("Success") == std::string::npos);
+  // .invalid never resolves (RFC 6761): the resolver says there is no such name, or that it
+  // could not ask (no DNS in a sandbox). Either way its own text is in the message.
+  const bool resolver_text = error.find(gai_strerror(EAI_NONAME)) != std::string::npos ||
+                             error.find(gai_strerror(EAI_AGAIN)) != std::string::npos ||
+                             error.find(gai_strerror(EAI_FAIL)) != std::string::npos ||
+                             error.find(gai_strerror(EAI_NODATA)) != std::string::npos;
+  CHECK(resolver_text);
 }

@@ -1,5 +1,6 @@
 #include <doctest/doctest.h>
 
+#include <limits>
 #include <string>
 
 #include "estimate/correct.hpp"
@@ -72,6 +73,39 @@ TEST_CASE("corrections never invert a message and respect the cap") {
   CHECK(capped.capped);
   CHECK(*capped.correction_ns == 100'000);
   CHECK(capped.recv_ns == 1'000'000);
+}
+
+TEST_CASE("the cap /api/v1/spans passes: a correction beyond 1 s is clamped to it and flagged") {
+  // Clocks 3 s apart (θ̂ = 3 s ± 1 ms), and a message whose span is 3.0005 s.
+  const auto e = two_sided(2.999e9, 3.001e9);
+  const auto c = correct_span(span(0, 3'000'500'000), e, kMaxExportedCorrectionNs);
+  REQUIRE(c.corrected);
+  CHECK(c.capped);
+  CHECK(*c.correction_ns == kMaxExportedCorrectionNs);
+  CHECK(*c.corrected_recv_ns == 3'000'500'000 - kMaxExportedCorrectionNs);
+  CHECK(c.recv_ns == 3'000'500'000);  // raw stays
+  const auto j = to_json(c);
+  CHECK(j["capped"] == true);
+  // Negative side too, and a correction within the cap is not flagged.
+  const auto neg = correct_span(span(3'000'000'000, 100), two_sided(-3.001e9, -2.999e9), kMaxExportedCorrectionNs);
+  CHECK(neg.capped);
+  CHECK(*neg.correction_ns == -kMaxExportedCorrectionNs);
+  const auto small = correct_span(span(0, 350'000), two_sided(280e3, 320e3), kMaxExportedCorrectionNs);
+  CHECK_FALSE(small.capped);
+  CHECK(*small.correction_ns == 300'000);
+}
+
+TEST_CASE("corrections saturate instead of wrapping at the int64 limits") {
+  const std::int64_t near_max = std::numeric_limits<std::int64_t>::max() - 10;
+  // A receive near the limit corrected by a negative offset must not wrap to a negative time.
+  const auto c = correct_span(span(near_max - 100, near_max), two_sided(-1e9, -0.5e9));
+  REQUIRE(c.corrected);
+  CHECK(*c.corrected_recv_ns == std::numeric_limits<std::int64_t>::max());
+  // A span between the two ends of the int64 range saturates instead of flipping sign.
+  skewscope::Span wide{1, 2, skewscope::Transport::tcp, std::numeric_limits<std::int64_t>::min(), near_max, 0, 0};
+  CHECK(wide.span_ns() == std::numeric_limits<std::int64_t>::max());
+  skewscope::Span back{1, 2, skewscope::Transport::tcp, near_max, std::numeric_limits<std::int64_t>::min(), 0, 0};
+  CHECK(back.span_ns() == -std::numeric_limits<std::int64_t>::max());  // negatable
 }
 
 TEST_CASE("JSON: seconds, and null where the window does not tell") {
