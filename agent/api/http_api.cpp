@@ -124,9 +124,9 @@ struct HttpApi::Server {
 
   void cut_overdue() {
     for (int fd : deadlines.expire(monotonic_ns())) {
+      api.deadline_cuts_.fetch_add(1);  // counted before the client can see the cut
       // The server sees end-of-stream on its next pass and closes and forgets the connection.
       ::shutdown(fd, SHUT_RDWR);
-      api.deadline_cuts_.fetch_add(1);
     }
   }
 };
