@@ -132,6 +132,9 @@ void add_agent_options(CLI::App& c, AgentOptions& o) {
   c.add_option("--at-risk-share", o.at_risk_share, "a pair is at_risk when |offset| >= share x Δt_min")
       ->capture_default_str()
       ->check(CLI::Validator([](std::string& s) { return check_finite(s, 0.01, 1); }, "0.01-1"));
+  c.add_flag("--enable-spans-api", o.enable_spans_api,
+             "serve GET /api/v1/spans: per-message timing of every traced connection on this host, to anyone "
+             "who can reach --listen (off: 404)");
 }
 
 int run_agent(const AgentOptions& options) {
@@ -163,7 +166,7 @@ int run_agent(const AgentOptions& options) {
         return report;
       },
       kVersion);
-  add_analysis_routes(api, core, core_lock);
+  add_analysis_routes(api, core, core_lock, options.enable_spans_api);
   if (std::string error = api.bind(plan.listen.host, plan.listen.port); !error.empty()) return runtime_error(error);
   ControlSocket control([&](const std::string& line) { return handle_control(line, core, core_lock); });
   if (std::string error = control.bind(options.control_socket); !error.empty()) return runtime_error(error);

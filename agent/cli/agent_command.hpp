@@ -23,6 +23,7 @@ struct AgentOptions {
   std::vector<std::string> ptp4l_sockets;  // empty: probe the usual paths
   double max_drift_ppm = 100;
   double at_risk_share = 0.5;
+  bool enable_spans_api = false;  // /api/v1/spans shows per-message data of the whole host
 };
 
 void add_agent_options(CLI::App& command, AgentOptions& options);
