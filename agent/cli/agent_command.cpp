@@ -246,8 +246,10 @@ int run_agent(const AgentOptions& options) {
   std::thread teardown([&] {
     stopping = true;
     capture_thread.join();
+    const std::int64_t detach_start = monotonic_now_ns();
     capture.reset();
-    std::cerr << "skewscope agent: BPF programs detached" << std::endl;
+    std::cerr << "skewscope agent: BPF programs detached in "
+              << format_duration_ns((monotonic_now_ns() - detach_start) / 1'000'000 * 1'000'000) << std::endl;
     api.stop();
     control.stop();
     clock_thread.join();

@@ -9,11 +9,10 @@ bpf_fds() { ls -l "/proc/$1/fd" 2>/dev/null | grep -c 'anon_inode:bpf-link\|anon
 alive() { [ -e "/proc/$1" ] && ! grep -q '^[0-9]* (.*) Z' "/proc/$1/stat" 2>/dev/null; }
 now() { date +%s.%N; }
 elapsed() { echo "$(now) - $1" | bc; }
-reap() {  # reap: the agent's exit status; the agent is no longer cleanup's to kill
-  local rc=0
-  wait "$AGENT_PID" || rc=$?
+reap() {  # reap: the agent's exit status in RC; the agent is no longer cleanup's to kill
+  RC=0
+  wait "$AGENT_PID" || RC=$?
   AGENT_PID=
-  echo "$rc"
 }
 slow_client() {  # a request whose headers never end: the server keeps a thread reading it
   local port=${AGENT_URL##*:}
@@ -27,7 +26,7 @@ links=$(bpf_fds "$AGENT_PID")
 [ "$links" -gt 0 ] || fail "no BPF link descriptors found in /proc/$AGENT_PID/fd"
 t0=$(now); kill -TERM "$AGENT_PID"
 while alive "$AGENT_PID"; do sleep 0.02; done
-took=$(elapsed "$t0"); rc=$(reap)
+took=$(elapsed "$t0"); reap; rc=$RC
 note "no client: $links BPF links, exited $rc after ${took}s"
 [ "$rc" -eq 0 ] || fail "exit status $rc after SIGTERM, expected 0"
 approx_ge 3 "$took" || fail "shutdown took ${took}s (more than 3 s)"
@@ -43,7 +42,7 @@ while alive "$AGENT_PID"; do
   if [ -z "$detached" ] && [ "$(bpf_fds "$AGENT_PID")" -eq 0 ] && alive "$AGENT_PID"; then detached=$(elapsed "$t0"); fi
   sleep 0.02
 done
-took=$(elapsed "$t0"); rc=$(reap); exec 3>&-
+took=$(elapsed "$t0"); reap; rc=$RC; exec 3>&-
 note "slow client: BPF detached after ${detached:-?}s (while still running), exited $rc after ${took}s"
 approx_ge 3.3 "$took" || fail "shutdown with a slow client took ${took}s (more than 3 s + polling)"
 if [ -n "$detached" ]; then approx_ge 1 "$detached" || fail "BPF detached only after ${detached}s"; fi
@@ -58,13 +57,13 @@ sleep 0.3
 if alive "$AGENT_PID"; then
   t0=$(now); kill -TERM "$AGENT_PID"
   while alive "$AGENT_PID"; do sleep 0.01; done
-  took=$(elapsed "$t0"); rc=$(reap); exec 3>&-
+  took=$(elapsed "$t0"); reap; rc=$RC; exec 3>&-
   note "second SIGTERM: exited $rc after ${took}s"
   [ "$rc" -ne 0 ] || fail "a second SIGTERM should exit non-zero"
   approx_ge 0.5 "$took" || fail "second SIGTERM took ${took}s"
   grep -q 'second signal' "$WORK/agent.log" || fail "no 'second signal' in the log"
 else
-  rc=$(reap); exec 3>&-
+  reap; rc=$RC; exec 3>&-
   note "second SIGTERM: not needed, the first shutdown was already complete (exit $rc) within 0.3 s"
 fi
 echo "agent_shutdown: 1 passed, 0 failed"
