@@ -31,9 +31,13 @@ struct inflight {
 	__u8 pad[2];
 };
 
-/* LRU: an entry whose exit never fires (thread killed mid-call) must not fill the map. */
+/* A plain hash, not an LRU: an LRU would evict the threads blocked longest in a call (an idle
+ * reader) without a trace. Here a full table refuses the new entry, and that is counted
+ * (SKEWSCOPE_CNT_INFLIGHT_FULL). A thread's own next entry overwrites its key, so only threads
+ * that die between entry and exit could leave an entry behind: forget_exited_thread removes
+ * those when the thread exits. */
 struct {
-	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(type, BPF_MAP_TYPE_HASH);
 	__uint(max_entries, 16384);
 	__type(key, __u64); /* pid_tgid */
 	__type(value, struct inflight);
@@ -198,3 +202,13 @@ EXIT_PROGRAM(readv)
 EXIT_PROGRAM(recvfrom)
 EXIT_PROGRAM(recvmsg)
 EXIT_PROGRAM(recvmmsg)
+
+/* Fires for every exiting thread, as that thread: its in-flight entry, if any, can never be
+ * completed. Not in the hook table: it captures nothing, it only keeps the table clean. */
+SEC("tracepoint/sched/sched_process_exit")
+int forget_exited_thread(void *ctx)
+{
+	__u64 id = bpf_get_current_pid_tgid();
+	bpf_map_delete_elem(&inflight_calls, &id);
+	return 0;
+}

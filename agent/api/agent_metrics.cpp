@@ -16,8 +16,16 @@ struct DirectedTotals {
   std::uint64_t window_spans = 0;
   std::uint64_t window_negative = 0;
   std::optional<std::int64_t> min_span_ns;
-  int health = 1;
+  std::optional<int> health = 1;  // 0 if any transport is violated, else null if any is unknown
+  bool capture_complete = true;
 };
+
+// A violation on any transport wins (it is certain), then unknown, then 1.
+std::optional<int> worst(std::optional<int> a, std::optional<int> b) {
+  if (a == 0 || b == 0) return 0;
+  if (!a || !b) return std::nullopt;
+  return 1;
+}
 
 std::map<std::pair<DomainId, DomainId>, DirectedTotals> by_direction(const HealthReport& h) {
   std::map<std::pair<DomainId, DomainId>, DirectedTotals> out;
@@ -28,7 +36,8 @@ std::map<std::pair<DomainId, DomainId>, DirectedTotals> by_direction(const Healt
     t.window_negative += p.window.negative_spans;
     if (p.window.min_span_ns)
       t.min_span_ns = t.min_span_ns ? std::min(*t.min_span_ns, *p.window.min_span_ns) : *p.window.min_span_ns;
-    t.health = std::min(t.health, p.health);
+    t.health = worst(t.health, p.health);
+    t.capture_complete = t.capture_complete && p.capture_complete;
   }
   return out;
 }
@@ -52,14 +61,34 @@ std::string render_agent_metrics(const AgentReport& r, const std::string& versio
   PrometheusWriter w(out);
   const auto directed = by_direction(r.health);
 
+  // Health is a claim of certainty: when the agent cannot know (capture down, or halves lost in
+  // the window without a negative span seen), the sample is left out rather than given a value;
+  // skewscope_capture_up and skewscope_pair_capture_complete say why.
   w.family("skewscope_causality_health", "gauge",
-           "1 when no pair saw a negative span (receive before send) in the health window, else 0.");
-  w.sample("skewscope_causality_health", r.health.health);
+           "1 when no pair saw a negative span (receive before send) in the health window, else 0. Absent when "
+           "the agent cannot know: capture down, or halves lost in the window and no negative span seen.");
+  if (r.health.health) w.sample("skewscope_causality_health", *r.health.health);
 
   w.family("skewscope_pair_causality_health", "gauge",
-           "1 when the pair (src sends, dst receives) saw no negative span in the health window, else 0.");
+           "1 when the pair (src sends, dst receives) saw no negative span in the health window, else 0. Absent "
+           "while unknown (see skewscope_pair_capture_complete).");
   for (const auto& [key, t] : directed)
-    w.sample("skewscope_pair_causality_health", {{"src", r.name(key.first)}, {"dst", r.name(key.second)}}, t.health);
+    if (t.health)
+      w.sample("skewscope_pair_causality_health", {{"src", r.name(key.first)}, {"dst", r.name(key.second)}},
+               *t.health);
+
+  w.family("skewscope_capture_up", "gauge",
+           "1 while the capture (BPF ring buffer reader) runs; 0 once it failed (the agent exits soon after).");
+  w.sample("skewscope_capture_up", r.health.capture_up ? 1 : 0);
+  w.family("skewscope_window_lost_halves", "gauge",
+           "Halves lost (any reason in skewscope_events_lost_total except rejected_*) in the health window.");
+  w.sample("skewscope_window_lost_halves", static_cast<double>(r.health.window_lost_halves));
+  w.family("skewscope_pair_capture_complete", "gauge",
+           "1 when the capture is up and lost no half in the pair's health window (a health of 1 can then be "
+           "trusted), else 0. Losses cannot be tied to a pair, so they mark every pair.");
+  for (const auto& [key, t] : directed)
+    w.sample("skewscope_pair_capture_complete", {{"src", r.name(key.first)}, {"dst", r.name(key.second)}},
+             t.capture_complete ? 1 : 0);
 
   w.family("skewscope_spans_total", "counter", "Paired messages (spans) seen from src to dst.");
   for (const auto& p : r.health.pairs)

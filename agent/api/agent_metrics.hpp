@@ -1,4 +1,4 @@
-// /metrics: the contract's families (../shared/DESIGN.md) from one AgentReport.
+// /metrics: the contract's families from one AgentReport.
 #pragma once
 
 #include <string>

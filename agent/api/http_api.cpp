@@ -1,8 +1,16 @@
 #include "api/http_api.hpp"
 
-#include <httplib.h>
+#include <microhttpd.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <cstdarg>
+#include <cstdio>
 
 #include "api/agent_metrics.hpp"
+#include "api/listen_socket.hpp"
+#include "api/request_deadlines.hpp"
 #include "api/status_json.hpp"
 
 namespace skewscope {
@@ -14,68 +22,187 @@ constexpr const char* kLandingPage = R"(<!doctype html>
 <p>Tells whether timestamp-based causality between hosts can still be trusted.</p>
 <ul><li><a href="/metrics">/metrics</a> (Prometheus text format 0.0.4)</li>
 <li><a href="/api/v1/status">/api/v1/status</a> (JSON)</li>
-<li><a href="/api/v1/spans?limit=20">/api/v1/spans</a> (recent spans, raw and corrected timestamps)</li>
+<li><a href="/api/v1/spans?limit=20">/api/v1/spans</a> (recent spans, raw and corrected timestamps;
+off unless the agent runs with <code>--enable-spans-api</code>: it shows per-message data of the whole host)</li>
 <li><a href="/api/v1/whatif?clock_error=gaussian:1ms">/api/v1/whatif?clock_error=gaussian:1ms</a>
 (inversion rates under a clock error model)</li></ul>
 </body></html>
 )";
 
-}  // namespace
+// The event loop wakes at least this often to cut connections past their request deadline, and
+// stop() waits at most this long for the loop to notice it should end.
+constexpr int kLoopWakeMs = 100;
 
-HttpApi::HttpApi(ReportFn report, std::string version)
-    : report_(std::move(report)), version_(std::move(version)), server_(std::make_unique<httplib::Server>()) {
-  // httplib's default also sets SO_REUSEPORT, which would let a second agent share the port and
-  // split the scrapes between two agents; SO_REUSEADDR alone still allows a quick restart.
-  server_->set_socket_options([](socket_t sock) {
-    int yes = 1;
-    setsockopt(sock, SOL_SOCKET, SO_REUSEADDR, &yes, sizeof yes);
-  });
-  server_->set_pre_routing_handler([](const httplib::Request& req, httplib::Response& res) {
-    if (req.method == "GET" || req.method == "HEAD") return httplib::Server::HandlerResponse::Unhandled;
-    res.status = 405;
-    res.set_header("Allow", "GET, HEAD");
-    res.set_content("method not allowed: the API is read-only; use the control socket to change the agent\n",
-                    "text/plain");
-    return httplib::Server::HandlerResponse::Handled;
-  });
-  server_->Get("/", [](const httplib::Request&, httplib::Response& res) { res.set_content(kLandingPage, "text/html"); });
-  server_->Get("/metrics", [this](const httplib::Request&, httplib::Response& res) {
-    res.set_content(render_agent_metrics(report_(), version_), "text/plain; version=0.0.4; charset=utf-8");
-  });
-  server_->Get("/api/v1/status", [this](const httplib::Request&, httplib::Response& res) {
-    res.set_content(status_json(report_()).dump() + "\n", "application/json");
-  });
+std::int64_t monotonic_ns() {
+  timespec ts{};
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return static_cast<std::int64_t>(ts.tv_sec) * 1'000'000'000 + ts.tv_nsec;
 }
 
-HttpApi::~HttpApi() { stop(); }
+MHD_Result collect_argument(void* cls, MHD_ValueKind, const char* key, const char* value) {
+  (*static_cast<HttpApi::Query*>(cls))[key] = value ? value : "";
+  return MHD_YES;
+}
 
-void HttpApi::add_route(const std::string& path, RouteFn handler) {
-  server_->Get(path, [handler = std::move(handler)](const httplib::Request& req, httplib::Response& res) {
-    Query query;
-    for (const auto& [key, value] : req.params) query[key] = value;
-    HttpReply reply = handler(query);
-    res.status = reply.status;
-    res.set_content(reply.body, reply.content_type.c_str());
-  });
+MHD_Result send_reply(MHD_Connection* connection, const HttpReply& reply, bool allow_header = false) {
+  MHD_Response* response =
+      MHD_create_response_from_buffer(reply.body.size(), const_cast<char*>(reply.body.data()), MHD_RESPMEM_MUST_COPY);
+  if (response == nullptr) return MHD_NO;  // out of memory: the connection is closed
+  MHD_add_response_header(response, MHD_HTTP_HEADER_CONTENT_TYPE, reply.content_type.c_str());
+  if (allow_header) MHD_add_response_header(response, MHD_HTTP_HEADER_ALLOW, "GET, HEAD");
+  MHD_Result queued = MHD_queue_response(connection, static_cast<unsigned>(reply.status), response);
+  MHD_destroy_response(response);
+  return queued;
+}
+
+}  // namespace
+
+// Every callback below runs on the one event-loop thread (MHD_run_wait in HttpApi::start), or on
+// the thread in stop() after that loop has ended: the bookkeeping needs no lock.
+struct HttpApi::Server {
+  HttpApi& api;
+  RequestDeadlines deadlines;
+  std::string start_error;  // libmicrohttpd's own messages while starting
+
+  static MHD_Result on_request(void* cls, MHD_Connection* connection, const char* url, const char* method,
+                               const char*, const char*, size_t* upload_size, void** request_state) {
+    auto& api = static_cast<Server*>(cls)->api;
+    const std::string verb = method;
+    if (verb != MHD_HTTP_METHOD_GET && verb != MHD_HTTP_METHOD_HEAD)
+      return send_reply(connection,
+                        {405, "method not allowed: the API is read-only; use the control socket to change the agent\n",
+                         "text/plain"},
+                        true);
+    // The first call comes with the headers. A request without a body is answered on the next
+    // call (request complete), which lets libmicrohttpd keep the connection for the next scrape.
+    // A request that announces a body is answered at once: libmicrohttpd then closes the
+    // connection instead of reading the body (it allows a reply only before or after a body).
+    static char seen_headers;
+    if (*request_state == nullptr) {
+      *request_state = &seen_headers;
+      const bool has_body = MHD_lookup_connection_value(connection, MHD_HEADER_KIND, MHD_HTTP_HEADER_CONTENT_LENGTH) ||
+                            MHD_lookup_connection_value(connection, MHD_HEADER_KIND, MHD_HTTP_HEADER_TRANSFER_ENCODING);
+      if (!has_body) return MHD_YES;
+    } else if (*upload_size != 0) {
+      *upload_size = 0;  // not reached for a body announced in the headers; dropped, never buffered
+      return MHD_YES;
+    }
+    try {
+      Query query;
+      MHD_get_connection_values(connection, MHD_GET_ARGUMENT_KIND, collect_argument, &query);
+      return send_reply(connection, api.answer(url, query));
+    } catch (const std::exception& e) {
+      return send_reply(connection, {500, std::string("internal error: ") + e.what() + "\n", "text/plain"});
+    }
+  }
+
+  static void on_connection(void* cls, MHD_Connection* connection, void**, MHD_ConnectionNotificationCode code) {
+    auto& server = *static_cast<Server*>(cls);
+    const auto id = reinterpret_cast<std::uintptr_t>(connection);
+    if (code == MHD_CONNECTION_NOTIFY_STARTED) {
+      const MHD_ConnectionInfo* info = MHD_get_connection_info(connection, MHD_CONNECTION_INFO_CONNECTION_FD);
+      if (info != nullptr) server.deadlines.opened(id, info->connect_fd, monotonic_ns());
+    } else {
+      server.deadlines.closed(id);
+    }
+  }
+
+  static void on_completed(void* cls, MHD_Connection* connection, void**, MHD_RequestTerminationCode code) {
+    if (code == MHD_REQUEST_TERMINATED_COMPLETED_OK)
+      static_cast<Server*>(cls)->deadlines.completed(reinterpret_cast<std::uintptr_t>(connection), monotonic_ns());
+  }
+
+  // Per-client errors (bad requests, resets) are the client's doing: logging them would let any
+  // client fill the agent's log. Only what happens while starting is kept, for the error message.
+  static void on_log(void* cls, const char* format, va_list args) {
+    auto& server = *static_cast<Server*>(cls);
+    if (server.api.daemon_ != nullptr) return;
+    char text[512];
+    std::vsnprintf(text, sizeof text, format, args);
+    server.start_error += text;
+  }
+
+  void cut_overdue() {
+    for (int fd : deadlines.expire(monotonic_ns())) {
+      api.deadline_cuts_.fetch_add(1);  // counted before the client can see the cut
+      // The server sees end-of-stream on its next pass and closes and forgets the connection.
+      ::shutdown(fd, SHUT_RDWR);
+    }
+  }
+};
+
+HttpApi::HttpApi(ReportFn report, std::string version, HttpLimits limits)
+    : report_(std::move(report)),
+      version_(std::move(version)),
+      limits_(limits),
+      server_(std::make_unique<Server>(
+          Server{*this, RequestDeadlines(std::chrono::nanoseconds(limits.request_deadline).count()), {}})) {}
+
+HttpApi::~HttpApi() {
+  stop();
+  if (listen_fd_ >= 0) close(listen_fd_);
+}
+
+void HttpApi::add_route(const std::string& path, RouteFn handler) { routes_[path] = std::move(handler); }
+
+HttpReply HttpApi::answer(const std::string& path, const Query& query) const {
+  if (path == "/") return {200, kLandingPage, "text/html; charset=utf-8"};
+  if (path == "/metrics") return {200, render_agent_metrics(report_(), version_), "text/plain; version=0.0.4; charset=utf-8"};
+  if (path == "/api/v1/status") return {200, status_json(report_()).dump() + "\n", "application/json"};
+  if (auto it = routes_.find(path); it != routes_.end()) return it->second(query);
+  return {404, "not found; see / for the endpoints\n", "text/plain"};
 }
 
 std::string HttpApi::bind(const std::string& host, int port) {
-  if (port == 0) {
-    port_ = server_->bind_to_any_port(host);
-  } else {
-    port_ = server_->bind_to_port(host, port) ? port : -1;
-  }
-  if (port_ < 0) return "cannot listen on " + host + ":" + std::to_string(port) + ": " + std::strerror(errno);
+  if (listen_fd_ >= 0 || daemon_ != nullptr) return "the HTTP endpoint is already bound";
+  ListenSocket socket = open_listen_socket(host, port);
+  if (socket.fd < 0) return socket.error;
+  listen_fd_ = socket.fd;
+  port_ = socket.port;
   return {};
 }
 
-void HttpApi::start() {
-  thread_ = std::thread([this] { server_->listen_after_bind(); });
+std::string HttpApi::start() {
+  if (listen_fd_ < 0) return "the HTTP endpoint is not bound";
+  if (daemon_ != nullptr) return {};
+  // No internal thread: the loop below drives libmicrohttpd's epoll loop, so the deadline sweep
+  // and every callback share one thread. No Range support exists in libmicrohttpd: a Range header
+  // is ignored and the whole (small) body is sent once.
+  MHD_OptionItem options[] = {
+      {MHD_OPTION_LISTEN_SOCKET, listen_fd_, nullptr},
+      {MHD_OPTION_CONNECTION_LIMIT, limits_.max_connections, nullptr},
+      {MHD_OPTION_PER_IP_CONNECTION_LIMIT, limits_.max_connections_per_address, nullptr},
+      {MHD_OPTION_CONNECTION_MEMORY_LIMIT, static_cast<intptr_t>(limits_.connection_memory_bytes), nullptr},
+      {MHD_OPTION_CONNECTION_TIMEOUT, limits_.idle_timeout_seconds, nullptr},
+      {MHD_OPTION_NOTIFY_CONNECTION, reinterpret_cast<intptr_t>(&Server::on_connection), server_.get()},
+      {MHD_OPTION_NOTIFY_COMPLETED, reinterpret_cast<intptr_t>(&Server::on_completed), server_.get()},
+      {MHD_OPTION_EXTERNAL_LOGGER, reinterpret_cast<intptr_t>(&Server::on_log), server_.get()},
+      {MHD_OPTION_END, 0, nullptr},
+  };
+  server_->start_error.clear();
+  daemon_ = MHD_start_daemon(MHD_USE_EPOLL | MHD_USE_ERROR_LOG, 0, nullptr, nullptr,
+                             &Server::on_request, server_.get(), MHD_OPTION_ARRAY, options, MHD_OPTION_END);
+  if (daemon_ == nullptr)
+    return "cannot start the HTTP server: " + (server_->start_error.empty() ? "libmicrohttpd refused" : server_->start_error);
+  listen_fd_ = -1;  // libmicrohttpd closes it in MHD_stop_daemon
+  stopping_ = false;
+  thread_ = std::thread([this] {
+    while (!stopping_.load(std::memory_order_relaxed)) {
+      // An error here is the loop's own (epoll failed): pause instead of spinning.
+      if (MHD_run_wait(daemon_, kLoopWakeMs) != MHD_YES)
+        std::this_thread::sleep_for(std::chrono::milliseconds(kLoopWakeMs));
+      server_->cut_overdue();
+    }
+  });
+  return {};
 }
 
 void HttpApi::stop() {
-  if (server_) server_->stop();
+  stopping_ = true;
   if (thread_.joinable()) thread_.join();
+  // Closes every connection at once (no lingering on unsent data) and the listening socket.
+  if (daemon_ != nullptr) MHD_stop_daemon(daemon_);
+  daemon_ = nullptr;
 }
 
 }  // namespace skewscope

@@ -1,6 +1,11 @@
-// The agent's HTTP endpoints: /, /metrics, /api/v1/status. GET (and HEAD) only.
+// The agent's HTTP endpoints: /, /metrics, /api/v1/status and added read-only routes.
+// GET (and HEAD) only. Served by libmicrohttpd with bounded connections, memory and time per
+// client (HttpLimits), so that slow or hostile clients cannot starve a scrape or hold shutdown.
 #pragma once
 
+#include <atomic>
+#include <chrono>
+#include <cstdint>
 #include <functional>
 #include <map>
 #include <memory>
@@ -9,9 +14,7 @@
 
 #include "health/agent_report.hpp"
 
-namespace httplib {
-class Server;
-}
+struct MHD_Daemon;
 
 namespace skewscope {
 
@@ -21,14 +24,28 @@ struct HttpReply {
   std::string content_type = "application/json";
 };
 
+// Defaults sized for a metrics endpoint: a scrape is one small request; a few scrapers and
+// curls share an address. The connection limit leaves room for 200+ stalled clients from many
+// addresses with scrapes still served (beyond it new connections wait in the listen backlog).
+struct HttpLimits {
+  unsigned max_connections = 512;
+  unsigned max_connections_per_address = 32;
+  // Per-connection buffer for the request line and headers: more is answered 431, never grown.
+  std::size_t connection_memory_bytes = 32 * 1024;
+  unsigned idle_timeout_seconds = 5;
+  std::chrono::milliseconds request_deadline{5000};  // accept (or last response) to response sent
+};
+
 class HttpApi {
  public:
   using ReportFn = std::function<AgentReport()>;
   using Query = std::map<std::string, std::string>;
   using RouteFn = std::function<HttpReply(const Query&)>;
 
-  HttpApi(ReportFn report, std::string version);
+  HttpApi(ReportFn report, std::string version, HttpLimits limits = {});
   ~HttpApi();
+  HttpApi(const HttpApi&) = delete;
+  HttpApi& operator=(const HttpApi&) = delete;
 
   // Binds before anything is attached so a port conflict fails fast. Port 0 picks a free port.
   // Returns an empty string on success, else the reason.
@@ -36,15 +53,29 @@ class HttpApi {
   // A further read-only GET endpoint (before start()).
   void add_route(const std::string& path, RouteFn handler);
   int port() const { return port_; }
-  void start();  // serves on its own threads until stop()
+  // Serves on its own thread until stop(). Returns an empty string on success, else the reason.
+  std::string start();
+  // Returns within about 0.1 s whatever the clients do: connections in flight are dropped.
   void stop();
 
+  std::uint64_t deadline_cuts() const { return deadline_cuts_.load(); }
+
  private:
+  struct Server;  // libmicrohttpd callbacks and per-connection bookkeeping (http_api.cpp)
+
+  HttpReply answer(const std::string& path, const Query& query) const;
+
   ReportFn report_;
   std::string version_;
-  std::unique_ptr<httplib::Server> server_;
-  std::thread thread_;
+  HttpLimits limits_;
+  std::map<std::string, RouteFn> routes_;
+  std::unique_ptr<Server> server_;
+  int listen_fd_ = -1;  // ours until start() hands it to the server
   int port_ = -1;
+  MHD_Daemon* daemon_ = nullptr;
+  std::thread thread_;
+  std::atomic<bool> stopping_{false};
+  std::atomic<std::uint64_t> deadline_cuts_{0};
 };
 
 }  // namespace skewscope

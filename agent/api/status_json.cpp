@@ -5,9 +5,14 @@
 
 namespace skewscope {
 
-std::uint64_t total_lost(const AgentReport& r) {
-  return r.source.ringbuf_full + r.source.inflight_full + r.source.malformed_records + r.correlator.dropped_table_full;
+std::uint64_t total_lost(const AgentReport& r) { return lost_halves(r.source, r.correlator); }
+
+namespace {
+nlohmann::json health_json(const std::optional<int>& h) { return h ? nlohmann::json(*h) : nlohmann::json(nullptr); }
+nlohmann::json seconds_json(const std::optional<std::int64_t>& ns) {
+  return ns ? nlohmann::json(static_cast<double>(*ns) * 1e-9) : nlohmann::json(nullptr);
 }
+}  // namespace
 
 nlohmann::json status_json(const AgentReport& r) {
   using nlohmann::json;
@@ -23,8 +28,13 @@ nlohmann::json status_json(const AgentReport& r) {
                      {"window_spans", p.window.spans},
                      {"window_negative_spans", p.window.negative_spans},
                      {"negative_span_ratio", p.negative_span_ratio},
-                     {"health", p.health},
+                     {"health", health_json(p.health)},
                      {"state", pair_state_name(p.state)},
+                     // Halves lost in the window, on any pair (losses are not attributable): while
+                     // there are any, health is 0 (a violation seen) or null, never 1.
+                     {"window_lost_halves", p.window_lost_halves},
+                     {"capture_complete", p.capture_complete},
+                     {"last_span_age_seconds", seconds_json(p.last_span_age_ns)},
                      {"min_span_seconds", min_span},
                      {"unexplained_negative_spans", p.unexplained_negative_spans},
                      {"offset_seconds", nullptr},
@@ -48,7 +58,10 @@ nlohmann::json status_json(const AgentReport& r) {
   }
   const auto& c = r.correlator;
   const std::uint64_t settled = c.pairs + c.sends_expired;
-  json capture = {{"events", r.ingest.sends + r.ingest.recvs},
+  json capture = {{"up", r.health.capture_up},
+                  {"error", r.capture_error ? json(*r.capture_error) : json(nullptr)},
+                  {"window_lost_halves", r.health.window_lost_halves},
+                  {"events", r.ingest.sends + r.ingest.recvs},
                   {"submitted", r.source.emitted},  // records the kernel side put in the ring buffer
                   {"read", r.ingest.records},       // records the agent took out of it
                   {"lost", total_lost(r)},
@@ -57,7 +70,7 @@ nlohmann::json status_json(const AgentReport& r) {
                   {"pending_halves", r.pending_sends + r.pending_recvs},
                   // Of the sends that are settled (paired or aged out), the share that paired.
                   {"pairing_ratio", settled ? json(static_cast<double>(c.pairs) / static_cast<double>(settled)) : json(nullptr)}};
-  return {{"health", r.health.health},
+  return {{"health", health_json(r.health.health)},
           {"window_seconds", r.health.window_ns % 1'000'000'000 == 0 ? json(r.health.window_ns / 1'000'000'000)
                                                                      : json(static_cast<double>(r.health.window_ns) * 1e-9)},
           {"pairs", pairs},

@@ -1,4 +1,5 @@
-// GET /api/v1/status and `skewscope status --json`: the JSON of ../shared/DESIGN.md.
+// GET /api/v1/status and `skewscope status --json`: the contract JSON, plus the capture's
+// coverage (capture.up, window_lost_halves, capture_complete) that decides whether health can be 1.
 #pragma once
 
 #include <nlohmann/json.hpp>

@@ -4,6 +4,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <string>
 #include <vector>
 
 #include "skewscope/abi/half_event.h"
@@ -24,7 +25,10 @@ class EventSource {
   // Appends what is available, waiting at most `timeout` for the first event.
   // Returns false when the source has ended (synthetic sources) or failed.
   virtual bool poll(std::vector<skewscope_half_event>& out, std::chrono::milliseconds timeout) = 0;
+  // Safe to call from any thread.
   virtual SourceCounters counters() const = 0;
+  // After poll returned false: why, for the log and the status.
+  virtual std::string error() const { return "the event source ended"; }
 };
 
 }  // namespace skewscope

@@ -99,6 +99,16 @@ std::unique_ptr<TcpSyscallCapture> TcpSyscallCapture::open(const std::vector<Hoo
     self->links_.push_back(link);
     self->attached_.push_back(choices[i].candidate.program);
   }
+  // Without it the in-flight table would keep the entries of threads that died mid-call until it
+  // is full (then counted, never silent, but permanent): required.
+  bpf_link* cleanup = bpf_program__attach(self->skel_->progs.forget_exited_thread);
+  if (!cleanup) {
+    error = std::string("attaching BPF program forget_exited_thread to sched/sched_process_exit: ") +
+            std::strerror(errno) + "\n" + take_libbpf_log();
+    return nullptr;
+  }
+  self->links_.push_back(cleanup);
+  self->attached_.push_back("forget_exited_thread");
   self->ring_ = ring_buffer__new(bpf_map__fd(self->skel_->maps.halves), &TcpSyscallCapture::on_record,
                                  self.get(), nullptr);
   if (!self->ring_) {
@@ -123,7 +133,7 @@ constexpr int kBatchFull = -ENOBUFS;
 int TcpSyscallCapture::on_record(void* ctx, void* data, std::size_t size) {
   auto* self = static_cast<TcpSyscallCapture*>(ctx);
   if (size != sizeof(skewscope_half_event)) {
-    ++self->malformed_;
+    self->malformed_.fetch_add(1, std::memory_order_relaxed);
     return 0;
   }
   self->sink_->push_back(*static_cast<const skewscope_half_event*>(data));
@@ -140,11 +150,14 @@ bool TcpSyscallCapture::poll(std::vector<skewscope_half_event>& out, std::chrono
     if ((n >= 0 || n == -EINTR) && out.size() < kMaxBatch) n = ring_buffer__consume(ring_);
   }
   sink_ = nullptr;
-  return n >= 0 || n == -EINTR || n == kBatchFull;
+  if (n >= 0 || n == -EINTR || n == kBatchFull) return true;
+  error_ = std::string("reading the BPF ring buffer failed: ") + std::strerror(-n);
+  return false;
 }
 
 SourceCounters TcpSyscallCapture::counters() const {
   SourceCounters c;
+  c.malformed_records = malformed_.load(std::memory_order_relaxed);
   int cpus = libbpf_num_possible_cpus();
   if (cpus <= 0) return c;
   std::vector<std::uint64_t> values(static_cast<std::size_t>(cpus));
@@ -159,7 +172,6 @@ SourceCounters TcpSyscallCapture::counters() const {
   c.ringbuf_full = sum(SKEWSCOPE_CNT_RINGBUF_FULL);
   c.inflight_full = sum(SKEWSCOPE_CNT_INFLIGHT_FULL);
   c.mmsg_truncated = sum(SKEWSCOPE_CNT_MMSG_TRUNCATED);
-  c.malformed_records = malformed_;
   return c;
 }
 

@@ -2,6 +2,7 @@
 // attached in one RAII object; destroying it detaches everything.
 #pragma once
 
+#include <atomic>
 #include <memory>
 #include <string>
 #include <vector>
@@ -30,6 +31,7 @@ class TcpSyscallCapture final : public EventSource {
   bool poll(std::vector<skewscope_half_event>& out, std::chrono::milliseconds timeout) override;
   static constexpr std::size_t kMaxBatch = 8192;
   SourceCounters counters() const override;
+  std::string error() const override { return error_; }
 
   const std::vector<std::string>& attached() const { return attached_; }
 
@@ -42,7 +44,10 @@ class TcpSyscallCapture final : public EventSource {
   std::vector<skewscope_half_event>* sink_ = nullptr;
   std::vector<bpf_link*> links_;  // attached by us (only chosen programs), destroyed before the skeleton
   std::vector<std::string> attached_;
-  std::uint64_t malformed_ = 0;  // records of the wrong size: counted, never decoded
+  // Records of the wrong size: counted, never decoded. Written by the polling thread, read by
+  // counters() from any thread.
+  std::atomic<std::uint64_t> malformed_{0};
+  std::string error_;  // why poll failed; written and read by the polling thread only
 };
 
 }  // namespace skewscope

@@ -7,6 +7,7 @@
 
 #include <CLI/CLI.hpp>
 #include <atomic>
+#include <cstdlib>
 #include <iostream>
 #include <mutex>
 #include <thread>
@@ -17,6 +18,7 @@
 #include "capture/tracefs.hpp"
 #include "cli/agent_core.hpp"
 #include "cli/agent_routes.hpp"
+#include "cli/capture_loop.hpp"
 #include "clocks/clock_monitor.hpp"
 #include "cli/listen_address.hpp"
 #include "cli/option_checks.hpp"
@@ -53,6 +55,7 @@ struct AgentPlan {
   std::optional<DomainRegistry> domains;
   std::vector<ClockSimulation> simulations;
   AgentCoreConfig core;
+  std::int64_t capture_grace_ns = 10'000'000'000;
 };
 
 std::string plan_agent(const AgentOptions& o, AgentPlan& plan) {
@@ -71,6 +74,9 @@ std::string plan_agent(const AgentOptions& o, AgentPlan& plan) {
   if (o.max_pending == 0) return "--max-pending must be at least 1";
   plan.core.limits.max_pending = o.max_pending;
   plan.core.at_risk_share = o.at_risk_share;
+  auto grace = parse_duration_ns(o.capture_grace);
+  if (!grace || *grace < 0) return "--capture-grace: " + (grace ? "must not be negative" : grace.error);
+  plan.capture_grace_ns = *grace;
   for (const auto& path : o.ptp4l_sockets)
     if (path.empty() || path.front() != '/') return "--ptp4l-socket '" + path + "' must be an absolute path";
 
@@ -93,6 +99,24 @@ std::string plan_agent(const AgentOptions& o, AgentPlan& plan) {
     plan.simulations.push_back(*sim);
   }
   return {};
+}
+
+// However long HTTP clients or a ptp4l reply keep the servers and threads busy.
+constexpr std::int64_t kShutdownDeadlineNs = 3'000'000'000;
+
+// Blocks until SIGINT/SIGTERM (returns it) or until `capture_failed` has been set for `grace_ns`
+// (returns 0).
+int wait_for_stop(const sigset_t& signals, const std::atomic<bool>& capture_failed, std::int64_t grace_ns) {
+  std::optional<std::int64_t> failed_at;
+  for (;;) {
+    timespec step{0, 100'000'000};
+    int signal = sigtimedwait(&signals, nullptr, &step);
+    if (signal > 0) return signal;
+    if (!capture_failed) continue;
+    const std::int64_t now = monotonic_now_ns();
+    if (!failed_at) failed_at = now;
+    if (now - *failed_at >= grace_ns) return 0;
+  }
 }
 
 std::string handle_control(const std::string& line, AgentCore& core, std::mutex& lock) {
@@ -132,6 +156,12 @@ void add_agent_options(CLI::App& c, AgentOptions& o) {
   c.add_option("--at-risk-share", o.at_risk_share, "a pair is at_risk when |offset| >= share x Δt_min")
       ->capture_default_str()
       ->check(CLI::Validator([](std::string& s) { return check_finite(s, 0.01, 1); }, "0.01-1"));
+  c.add_flag("--enable-spans-api", o.enable_spans_api,
+             "serve GET /api/v1/spans: per-message timing of every traced connection on this host, to anyone "
+             "who can reach --listen (off: 404)");
+  c.add_option("--capture-grace", o.capture_grace,
+               "after the capture fails, report every pair unknown for this long, then exit 1")
+      ->capture_default_str();
 }
 
 int run_agent(const AgentOptions& options) {
@@ -152,18 +182,19 @@ int run_agent(const AgentOptions& options) {
   clock_config.max_drift_ppm = options.max_drift_ppm;
   clocks::ClockMonitor clock_monitor(clock_config);
 
+  // The HTTP thread reads only the core (the source's counters are copied into it by the capture
+  // thread), so the capture can be destroyed while the server still answers.
   std::unique_ptr<TcpSyscallCapture> capture;
   HttpApi api(
       [&] {
-        SourceCounters counters = capture ? capture->counters() : SourceCounters{};
         clocks::ClockSnapshot clock_snapshot = clock_monitor.snapshot();
         std::lock_guard guard(core_lock);
-        AgentReport report = core.report(monotonic_now_ns(), counters);
+        AgentReport report = core.report(monotonic_now_ns());
         report.clocks = std::move(clock_snapshot);
         return report;
       },
       kVersion);
-  add_analysis_routes(api, core, core_lock);
+  add_analysis_routes(api, core, core_lock, options.enable_spans_api);
   if (std::string error = api.bind(plan.listen.host, plan.listen.port); !error.empty()) return runtime_error(error);
   ControlSocket control([&](const std::string& line) { return handle_control(line, core, core_lock); });
   if (std::string error = control.bind(options.control_socket); !error.empty()) return runtime_error(error);
@@ -174,7 +205,7 @@ int run_agent(const AgentOptions& options) {
   if (!capture) return runtime_error(load_error);
   core.set_own_endpoint(static_cast<std::uint16_t>(api.port()), own_netns_inode());
 
-  // Signals are taken by sigwait in this thread only; the workers never see them.
+  // Signals are taken by sigtimedwait in this thread only; the workers never see them.
   sigset_t stop_signals;
   sigemptyset(&stop_signals);
   sigaddset(&stop_signals, SIGINT);
@@ -182,25 +213,13 @@ int run_agent(const AgentOptions& options) {
   pthread_sigmask(SIG_BLOCK, &stop_signals, nullptr);
 
   std::atomic<bool> stopping{false};
+  std::atomic<bool> capture_failed{false};
   std::thread capture_thread([&] {
-    std::vector<skewscope_half_event> batch;
-    std::int64_t last_tick = 0;
-    bool behind = false;
-    while (!stopping) {
-      batch.clear();
-      // 20 ms between passes: halves pair within tens of ms, and the kernel side does not wake us
-      // per record. A full batch means a backlog: go again at once.
-      if (!capture->poll(batch, std::chrono::milliseconds(behind ? 0 : 20))) break;
-      behind = batch.size() >= TcpSyscallCapture::kMaxBatch;
-      const std::int64_t now = monotonic_now_ns();
-      std::lock_guard guard(core_lock);
-      if (now - last_tick >= 100'000'000) {
-        core.clock_mapping().sample_now();
-        core.tick(now);
-        last_tick = now;
-      }
-      core.ingest(batch);
-    }
+    CaptureLoopEnd end = run_capture_loop(*capture, core, core_lock, stopping, TcpSyscallCapture::kMaxBatch);
+    if (!end.failed) return;
+    std::cerr << "skewscope agent: capture failed: " << end.error << "; every pair is now unknown; exiting in "
+              << format_duration_ns(plan.capture_grace_ns) << std::endl;
+    capture_failed = true;
   });
   // The clock sources are polled on their own thread: a ptp4l that does not answer costs that
   // thread its reply timeout, never the capture.
@@ -221,15 +240,44 @@ int run_agent(const AgentOptions& options) {
             << ", control socket " << options.control_socket << ", " << capture->attached().size()
             << " programs attached, " << core.domains().size() << " domains" << std::endl;
 
-  int signal = 0;
-  sigwait(&stop_signals, &signal);
-  std::cout << "skewscope agent: stopping on signal " << signal << std::endl;
-  stopping = true;
-  capture_thread.join();
-  clock_thread.join();
-  api.stop();
-  control.stop();
-  return 0;
+  // Run until a stop signal, or until the capture has been dead for the grace period: long enough
+  // for a scrape to see it (capture_up 0, every pair unknown), short enough that the service
+  // manager restarts a working agent soon.
+  int signal = wait_for_stop(stop_signals, capture_failed, plan.capture_grace_ns);
+  if (signal) std::cout << "skewscope agent: stopping on signal " << signal << std::endl;
+  const int exit_code = capture_failed ? 1 : 0;
+
+  // Teardown on its own thread, so this one can enforce the deadline and take a second signal.
+  // BPF first: from the first signal on, nothing is traced. Then the servers, whose clients are
+  // not ours to wait for.
+  std::atomic<bool> torn_down{false};
+  std::thread teardown([&] {
+    stopping = true;
+    capture_thread.join();
+    const std::int64_t detach_start = monotonic_now_ns();
+    capture.reset();
+    std::cerr << "skewscope agent: BPF programs detached in "
+              << format_duration_ns((monotonic_now_ns() - detach_start) / 1'000'000 * 1'000'000) << std::endl;
+    api.stop();
+    control.stop();
+    clock_thread.join();
+    torn_down = true;
+  });
+  const std::int64_t deadline = monotonic_now_ns() + kShutdownDeadlineNs;
+  while (!torn_down) {
+    timespec step{0, 50'000'000};
+    if (sigtimedwait(&stop_signals, nullptr, &step) > 0) {
+      std::cerr << "skewscope agent: second signal, exiting now" << std::endl;
+      std::_Exit(1);  // the kernel detaches whatever BPF link is still open with the process
+    }
+    if (monotonic_now_ns() >= deadline) {
+      std::cerr << "skewscope agent: shutdown still waiting after " << format_duration_ns(kShutdownDeadlineNs)
+                << ", exiting now" << std::endl;
+      std::_Exit(1);
+    }
+  }
+  teardown.join();
+  return exit_code;
 }
 
 }  // namespace skewscope

@@ -1,4 +1,5 @@
-// `skewscope agent`: validate everything, bind, load and attach, then run until SIGINT/SIGTERM.
+// `skewscope agent`: validate everything, bind, load and attach, then run until SIGINT/SIGTERM
+// (exit 0) or until the capture fails (exit 1 after --capture-grace).
 #pragma once
 
 #include <string>
@@ -23,6 +24,8 @@ struct AgentOptions {
   std::vector<std::string> ptp4l_sockets;  // empty: probe the usual paths
   double max_drift_ppm = 100;
   double at_risk_share = 0.5;
+  bool enable_spans_api = false;  // /api/v1/spans shows per-message data of the whole host
+  std::string capture_grace = "10s";  // a dead capture: report unknown this long, then exit 1
 };
 
 void add_agent_options(CLI::App& command, AgentOptions& options);

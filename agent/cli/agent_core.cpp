@@ -65,6 +65,18 @@ void AgentCore::tick(std::int64_t now_ns) {
   }
 }
 
+void AgentCore::observe_source(std::int64_t now_ns, const SourceCounters& counters) {
+  source_ = counters;
+  const std::uint64_t lost = lost_halves(source_, correlator_.counters());
+  if (lost > lost_seen_) health_.add_losses(now_ns, lost - lost_seen_);
+  lost_seen_ = lost;
+}
+
+void AgentCore::mark_capture_down(std::string reason) {
+  capture_error_ = std::move(reason);
+  health_.set_capture_down();
+}
+
 bool AgentCore::pair_at_risk(DomainId src, DomainId dst) const {
   auto e = estimator_.estimate(src, dst);
   if (!e) return false;
@@ -82,6 +94,7 @@ AgentReport AgentCore::report(std::int64_t now_ns, const SourceCounters& source)
   r.triangles = estimate::check_triangles(r.estimates);
   for (std::size_t i = 0; i < domains_.size(); ++i) r.domain_names.push_back(domains_.name(static_cast<DomainId>(i)));
   r.source = source;
+  r.capture_error = capture_error_;
   r.ingest = ingest_;
   r.correlator = correlator_.counters();
   r.pending_sends = correlator_.pending_sends();

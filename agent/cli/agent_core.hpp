@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <deque>
 #include <optional>
+#include <string>
 #include <vector>
 
 #include "capture/clock_mapping.hpp"
@@ -41,12 +42,21 @@ class AgentCore {
 
   // Ages pending halves; call a few times a second with CLOCK_MONOTONIC now.
   void tick(std::int64_t now_ns);
+  // The source's counters as read at `now_ns`: kept for reports, and any growth of the lost
+  // halves since the last reading marks the health window incomplete.
+  void observe_source(std::int64_t now_ns, const SourceCounters& counters);
+  // The event source failed: from now on every pair and the overall health are unknown.
+  void mark_capture_down(std::string reason);
+  bool capture_up() const { return !capture_error_; }
 
   MonotonicToRealtime& clock_mapping() { return clock_mapping_; }
   SimulatedClocks& simulated_clocks() { return simulated_; }
   const DomainRegistry& domains() const { return domains_; }
   const estimate::Estimator& estimator() const { return estimator_; }
 
+  // With the counters of the last observe_source().
+  AgentReport report(std::int64_t now_ns) const { return report(now_ns, source_); }
+  // With `source` shown as the source's counters (benchmarks and tests that drive no source).
   AgentReport report(std::int64_t now_ns, const SourceCounters& source) const;
 
   // Spans produced by the last ingest() (for stages downstream of health, and for tests).
@@ -72,6 +82,9 @@ class AgentCore {
   estimate::Estimator estimator_;
   std::int64_t last_estimate_tick_ns_ = 0;
   IngestCounters ingest_;
+  SourceCounters source_;
+  std::uint64_t lost_seen_ = 0;  // lost_halves() at the last observe_source()
+  std::optional<std::string> capture_error_;
   std::vector<Span> spans_;
   std::deque<Span> recent_;
 };

@@ -15,7 +15,7 @@ HttpReply error_reply(int status, const std::string& message) {
 
 }  // namespace
 
-void add_analysis_routes(HttpApi& api, AgentCore& core, std::mutex& core_lock) {
+void add_analysis_routes(HttpApi& api, AgentCore& core, std::mutex& core_lock, bool spans_enabled) {
   api.add_route("/api/v1/whatif", [&](const HttpApi::Query& q) {
     auto it = q.find("clock_error");
     if (it == q.end()) return error_reply(400, "missing clock_error, e.g. ?clock_error=gaussian:1ms");
@@ -30,6 +30,13 @@ void add_analysis_routes(HttpApi& api, AgentCore& core, std::mutex& core_lock) {
     return HttpReply{200, estimate::to_json(table, name).dump() + "\n", "application/json"};
   });
 
+  // Spans are per-message data of every traced connection on the host: opt-in, not on by default.
+  if (!spans_enabled) {
+    api.add_route("/api/v1/spans", [](const HttpApi::Query&) {
+      return error_reply(404, "/api/v1/spans is off: start the agent with --enable-spans-api to serve it");
+    });
+    return;
+  }
   api.add_route("/api/v1/spans", [&](const HttpApi::Query& q) {
     std::size_t limit = 100;
     if (auto it = q.find("limit"); it != q.end()) {

@@ -51,7 +51,9 @@ int run_status(const std::string& url, bool json) {
   } else {
     std::cout << render_status_table(*f.status);
   }
-  return f.status->value("health", 0) == 1 ? 0 : 1;
+  // Health null: the agent cannot know (capture down, or halves lost in the window): not healthy.
+  const nlohmann::json health = f.status->value("health", nlohmann::json());
+  return health.is_number() && health == 1 ? 0 : 1;
 }
 
 int run_top(const std::string& url, const std::string& interval_text, int count, bool once, bool json) {

@@ -34,10 +34,18 @@ struct DomainClock {
   double simulated_drift_ppm = 0;
 };
 
+// Halves lost for any counted reason: what `capture.lost` reports, and what marks a health window
+// incomplete. Decode rejects are not in it: a record without a port or bytes could not have
+// paired with anything.
+inline std::uint64_t lost_halves(const SourceCounters& s, const CorrelatorCounters& c) {
+  return s.ringbuf_full + s.inflight_full + s.malformed_records + c.dropped_table_full;
+}
+
 struct AgentReport {
   HealthReport health;
   std::vector<std::string> domain_names;  // indexed by DomainId
   SourceCounters source;
+  std::optional<std::string> capture_error;  // why the capture is down; null while it is up
   IngestCounters ingest;
   CorrelatorCounters correlator;
   std::size_t pending_sends = 0;

@@ -24,6 +24,7 @@ void PairWindow::add(std::int64_t capture_ns, std::int64_t span_ns, bool unexpla
   ++b.spans;
   if (span_ns < 0) ++b.negative;
   b.min_span_ns = std::min(b.min_span_ns, span_ns);
+  b.newest_capture_ns = std::max(b.newest_capture_ns, capture_ns);
 }
 
 WindowTotals PairWindow::window(std::int64_t now_ns) const {
@@ -35,6 +36,8 @@ WindowTotals PairWindow::window(std::int64_t now_ns) const {
     t.spans += b.spans;
     t.negative_spans += b.negative;
     t.min_span_ns = t.min_span_ns ? std::min(*t.min_span_ns, b.min_span_ns) : b.min_span_ns;
+    t.newest_capture_ns =
+        t.newest_capture_ns ? std::max(*t.newest_capture_ns, b.newest_capture_ns) : b.newest_capture_ns;
   }
   return t;
 }

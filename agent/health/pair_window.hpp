@@ -13,6 +13,7 @@ struct WindowTotals {
   std::uint64_t spans = 0;
   std::uint64_t negative_spans = 0;
   std::optional<std::int64_t> min_span_ns;
+  std::optional<std::int64_t> newest_capture_ns;  // CLOCK_MONOTONIC of the window's latest span
 };
 
 class PairWindow {
@@ -36,6 +37,7 @@ class PairWindow {
     std::uint64_t spans = 0;
     std::uint64_t negative = 0;
     std::int64_t min_span_ns = std::numeric_limits<std::int64_t>::max();
+    std::int64_t newest_capture_ns = std::numeric_limits<std::int64_t>::min();
   };
   std::int64_t bucket_index(std::int64_t t) const;
 

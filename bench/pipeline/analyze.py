@@ -5,7 +5,8 @@ Reads every RUNS/*/ written by bench/pipeline/run (run.json, mon.csv, experiment
 the agent watched: agent-status.json, agent-samples.ndjson). Writes RESULTS/skew-sweep.csv (long
 format: one row per run, level and hop, so a level such as Kafka message-level spans adds rows,
 not columns), skew-sweep.md, skew-sweep.png and, when drift runs exist, skew-drift.png.
-With --assert, checks the rows the quick mode promises and exits 1 when one does not hold.
+With --assert (or --check), exits 1 when a run failed or did not finish, when the agent watched
+a run but its status file is missing, or when a row the quick mode promises does not hold.
 """
 import argparse
 import csv
@@ -63,14 +64,26 @@ def ms(v):
 
 
 def load_runs(runs_dir):
-    runs = []
+    """(runs that produced results, problems): a run that failed, did not finish, or whose agent
+    status is missing is a problem, never silently left out of the tables."""
+    runs, problems = [], []
     for d in sorted(glob.glob(os.path.join(runs_dir, "*", ""))):
+        name = os.path.basename(d.rstrip("/"))
         exp, run = load_json(d + "experiment.json"), load_json(d + "run.json")
-        if not exp or not run:
+        if not exp:
+            problems.append(f"run {name}: no experiment.json (interrupted?)")
             continue
-        runs.append({"dir": d, "exp": exp, "run": run, "status": load_json(d + "agent-status.json"),
+        if not run:
+            problems.append(f"run {name}: no run.json: the pipeline run failed before its result")
+            continue
+        if not run.get("ok"):
+            problems.append(f"run {name} failed: {'; '.join(run.get('problems') or ['not ok'])}")
+        status = load_json(d + "agent-status.json")
+        if exp.get("agent") and not isinstance(status, dict):
+            problems.append(f"run {name}: the agent watched but agent-status.json is missing or invalid")
+        runs.append({"dir": d, "exp": exp, "run": run, "status": status,
                      "skew_ms": parse_us(exp["offset"]) / 1e3})
-    return runs
+    return runs, problems
 
 
 def sweep_rows(runs, window_s):
@@ -384,13 +397,19 @@ def main():
     ap.add_argument("--rate", default="?")
     ap.add_argument("--duration", default="?")
     ap.add_argument("--window", default="30s")
-    ap.add_argument("--assert", dest="assert_", action="store_true")
+    ap.add_argument("--assert", "--check", dest="assert_", action="store_true",
+                    help="exit 1 unless every run succeeded and the quick mode's promises hold")
     args = ap.parse_args()
-    runs = load_runs(args.runs)
+    runs, run_problems = load_runs(args.runs)
+    for p in run_problems:
+        print("analyze: PROBLEM:", p, file=sys.stderr)
     if not runs:
-        print(f"analyze: no runs in {args.runs}", file=sys.stderr)
+        print(f"analyze: no usable runs in {args.runs}", file=sys.stderr)
         return 1
     rows = sweep_rows(runs, parse_us(args.window) / 1e6)
+    if not rows:
+        print(f"analyze: the runs in {args.runs} have no hops or pairs to tabulate", file=sys.stderr)
+        return 1
     ons = onsets(rows)
     os.makedirs(args.results, exist_ok=True)
     with open(os.path.join(args.results, "skew-sweep.csv"), "w", newline="") as f:
@@ -403,7 +422,7 @@ def main():
         plot_drift(os.path.join(args.results, "skew-drift.png"), runs)
     print(f"analyze: {len(rows)} rows -> {args.results}/skew-sweep.{{csv,md,png}}")
     if args.assert_:
-        problems = check(rows)
+        problems = run_problems + check(rows)
         for p in problems:
             print("FAIL:", p)
         if problems:

@@ -18,7 +18,7 @@ AgentReport sample_report() {
   p.key = {1, 2, Transport::tcp};
   p.spans = 10;
   p.negative_spans = 4;
-  p.window = {8, 4, -2'000'000};
+  p.window = {8, 4, -2'000'000, {}};
   p.negative_span_ratio = 0.5;
   p.health = 0;
   p.state = PairState::violated;

@@ -68,7 +68,7 @@ TEST_CASE("health is 1 until a negative span, 0 while it is in the window, 1 aft
 }
 
 TEST_CASE("state rule") {
-  WindowTotals empty, clean{10, 0, 5}, bad{10, 1, -5};
+  WindowTotals empty, clean{10, 0, 5, {}}, bad{10, 1, -5, {}};
   CHECK(decide_state(empty, false) == PairState::unknown);
   CHECK(decide_state(clean, false) == PairState::ok);
   CHECK(decide_state(clean, true) == PairState::at_risk);

@@ -1,0 +1,28 @@
+// The capture thread's body: events from an EventSource into the agent core until asked to stop
+// or until the source fails. Taking the interface (not the BPF capture) lets tests drive the very
+// loop production runs with a source that fails.
+#pragma once
+
+#include <atomic>
+#include <cstddef>
+#include <mutex>
+#include <string>
+
+#include "capture/event_source.hpp"
+#include "cli/agent_core.hpp"
+
+namespace skewscope {
+
+struct CaptureLoopEnd {
+  bool failed = false;  // the source failed (false: `stopping` was set)
+  std::string error;    // why, when it failed
+};
+
+// Polls `source`, feeds `core` under `core_lock`, ticks the core and records the source's
+// counters every 100 ms. When the source fails it records the counters once more and marks the
+// core's capture down (every pair unknown) before returning. `max_batch`: a poll that returns
+// this many events means a backlog, so the next poll does not wait.
+CaptureLoopEnd run_capture_loop(EventSource& source, AgentCore& core, std::mutex& core_lock,
+                                const std::atomic<bool>& stopping, std::size_t max_batch);
+
+}  // namespace skewscope
