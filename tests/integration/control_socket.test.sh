@@ -6,7 +6,9 @@
 #    and is itself cut off at the line deadline;
 #  - `simulate x=2555555h` is refused (client and agent side), `simulate x=0` accepted;
 #  - --max-pending -1, NaN / inf options: exit 2 with a message;
-#  - --listen bogus.invalid:1: the message names the resolver's error, never "Success".
+#  - --listen bogus.invalid:1: the message names the resolver's error, never "Success";
+#  - b's clock 24 h behind (the limit) in a two-host lab: /api/v1/spans keeps positive
+#    timestamps, and every correction is capped at 1 s and flagged.
 source "$(dirname "$0")/lib.sh"
 
 now_ms() { date +%s%3N; }
@@ -114,4 +116,34 @@ kill "$AGENT_PID"
 wait "$AGENT_PID" || true
 AGENT_PID=
 [ -e "$CONTROL" ] && fail "the agent left its control socket behind"
+
+# --- The largest offset allowed, end to end: b's clock 24 h behind. Every timestamp in
+# /api/v1/spans stays a positive time, and corrections (the pair is 24 h apart) are capped at 1 s.
+lab_up 2
+B=10.77.0.2
+start_agent --domain a=netns:"$(netns_path 1)" --domain b=netns:"$(netns_path 2)" --only-domains \
+  --enable-spans-api --simulate-clock b=-24h
+in_host 2 "$TRAFFIC" echo-server --listen $B:7000 --duration 60 >/dev/null &
+BACKGROUND+=("$!")
+in_host 1 "$TRAFFIC" ping --connect $B:7000 --size 64 --count 300 >"$WORK/ping.out"
+spans_json() { curl -sf --max-time 5 "$AGENT_URL/api/v1/spans?limit=200" >"$WORK/spans.json"; }
+some_corrected() { spans_json && jq -e '[.spans[] | select(.corrected)] | length > 0' "$WORK/spans.json" >/dev/null; }
+wait_until 15 some_corrected || { head -c 600 "$WORK/spans.json"; fail "no corrected span in /api/v1/spans"; }
+bad=$(python3 - "$WORK/spans.json" <<'PY'
+import json, sys
+day, cap = 86_400_000_000_000, 1_000_000_000
+for s in json.load(open(sys.argv[1]))["spans"]:
+    ok = s["send_ns"] > 0 and s["recv_ns"] > 0
+    # b reads 24 h behind: a->b spans are about -24 h, b->a about +24 h.
+    ok = ok and abs(abs(s["recv_ns"] - s["send_ns"]) - day) < 1_000_000_000
+    if s["corrected"]:
+        ok = ok and s["capped"] and abs(s["correction_ns"]) == cap and s["corrected_recv_ns"] > 0
+        ok = ok and s["recv_ns"] - s["correction_ns"] == s["corrected_recv_ns"]
+    if not ok:
+        print(json.dumps(s))
+PY
+)
+[ -z "$bad" ] || fail "spans with b 24 h behind: $bad"
+note "b at -24h: $(jq '.spans | length' "$WORK/spans.json") spans with positive timestamps, \
+$(jq '[.spans[] | select(.capped)] | length' "$WORK/spans.json") corrections capped at 1 s"
 note "ok"
