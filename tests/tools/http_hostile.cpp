@@ -123,6 +123,7 @@ struct Latency {
   }
   double max() const { return seconds.empty() ? -1 : *std::max_element(seconds.begin(), seconds.end()); }
   std::string summary() const {
+    if (seconds.empty()) return "none answered (" + std::to_string(failed) + " failed)";
     char text[200];
     std::snprintf(text, sizeof text, "p50 %.2f ms, p99 %.2f ms, max %.2f ms (%zu answered, %d failed)",
                   quantile(0.5) * 1e3, quantile(0.99) * 1e3, max() * 1e3, seconds.size(), failed);
@@ -403,8 +404,9 @@ int main(int argc, char** argv) {
 
   // 2. Multi-part Range on the landing page (a fixed body): the reply must not be larger.
   Reply plain = request(target, "127.0.0.1", get_request("/"), 5);
-  std::string ranges = "Range: bytes=0-0";
-  for (int i = 1; i < range_parts; ++i) ranges += "," + std::to_string(i * 2) + "-" + std::to_string(i * 2);
+  // Every part the whole body: the most a server that honours multi-part ranges can be made to send.
+  std::string ranges = "Range: bytes=0-";
+  for (int i = 1; i < range_parts; ++i) ranges += ",0-";
   Reply ranged = request(target, "127.0.0.1", get_request("/", ranges + "\r\n"), 5);
   std::printf("range      plain body %zu B; %d-part Range request of %zu B: status %d, body %zu B\n", plain.body_size(),
               range_parts, ranges.size(), ranged.status(), ranged.body_size());
