@@ -24,6 +24,7 @@ struct AgentOptions {
   double max_drift_ppm = 100;
   double at_risk_share = 0.5;
   bool enable_spans_api = false;  // /api/v1/spans shows per-message data of the whole host
+  std::string web_config_file;    // TLS and basic auth for --listen, exporter-toolkit format
 };
 
 void add_agent_options(CLI::App& command, AgentOptions& options);
