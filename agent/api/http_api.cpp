@@ -7,8 +7,10 @@
 
 #include <cstdarg>
 #include <cstdio>
+#include <optional>
 
 #include "api/agent_metrics.hpp"
+#include "api/basic_auth.hpp"
 #include "api/listen_socket.hpp"
 #include "api/request_deadlines.hpp"
 #include "api/status_json.hpp"
@@ -62,7 +64,30 @@ MHD_Result send_reply(MHD_Connection* connection, const HttpReply& reply, bool a
 struct HttpApi::Server {
   HttpApi& api;
   RequestDeadlines deadlines;
+  BasicAuth auth;
   std::string start_error;  // libmicrohttpd's own messages while starting
+
+  // nullopt: let the request through; else the reply already queued (401 or 429).
+  std::optional<MHD_Result> refuse_unauthorized(MHD_Connection* connection) {
+    if (!auth.enabled()) return std::nullopt;
+    char* password = nullptr;
+    char* user = MHD_basic_auth_get_username_password(connection, &password);
+    BasicAuth::Verdict verdict = auth.check(user, password, monotonic_ns());
+    MHD_free(user);
+    MHD_free(password);
+    if (verdict == BasicAuth::Verdict::allowed) return std::nullopt;
+    if (verdict == BasicAuth::Verdict::busy) {
+      HttpReply busy{429, "too many password checks; retry in a second\n", "text/plain"};
+      return send_reply(connection, busy);
+    }
+    static const char kDenied[] = "unauthorized\n";
+    MHD_Response* response = MHD_create_response_from_buffer(sizeof kDenied - 1, const_cast<char*>(kDenied),
+                                                             MHD_RESPMEM_PERSISTENT);
+    if (response == nullptr) return MHD_NO;
+    MHD_Result queued = MHD_queue_basic_auth_fail_response(connection, "skewscope", response);
+    MHD_destroy_response(response);
+    return queued;
+  }
 
   static MHD_Result on_request(void* cls, MHD_Connection* connection, const char* url, const char* method,
                                const char*, const char*, size_t* upload_size, void** request_state) {
@@ -87,6 +112,7 @@ struct HttpApi::Server {
       *upload_size = 0;  // not reached for a body announced in the headers; dropped, never buffered
       return MHD_YES;
     }
+    if (auto refused = static_cast<Server*>(cls)->refuse_unauthorized(connection)) return *refused;
     try {
       Query query;
       MHD_get_connection_values(connection, MHD_GET_ARGUMENT_KIND, collect_argument, &query);
@@ -136,7 +162,8 @@ HttpApi::HttpApi(ReportFn report, std::string version, HttpLimits limits)
       version_(std::move(version)),
       limits_(limits),
       server_(std::make_unique<Server>(
-          Server{*this, RequestDeadlines(std::chrono::nanoseconds(limits.request_deadline).count()), {}})) {}
+          Server{*this, RequestDeadlines(std::chrono::nanoseconds(limits.request_deadline).count()),
+                 BasicAuth({}, password_matches), {}})) {}
 
 HttpApi::~HttpApi() {
   stop();
@@ -162,6 +189,21 @@ std::string HttpApi::bind(const std::string& host, int port) {
   return {};
 }
 
+std::string HttpApi::use_web_config(WebConfig config) {
+  if (daemon_ != nullptr) return "the web configuration must be set before the server starts";
+  if (config.tls() && MHD_is_feature_supported(MHD_FEATURE_TLS) != MHD_YES)
+    return "this libmicrohttpd was built without TLS support";
+  web_config_ = std::move(config);
+  server_->auth = BasicAuth(web_config_.basic_auth_users, password_matches);
+  return {};
+}
+
+std::string HttpApi::use_web_config_file(const std::string& path) {
+  if (path.empty()) return {};
+  Parsed<WebConfig> config = load_web_config(path);
+  return config ? use_web_config(*config.value) : config.error;
+}
+
 std::string HttpApi::start() {
   if (listen_fd_ < 0) return "the HTTP endpoint is not bound";
   if (daemon_ != nullptr) return {};
@@ -177,10 +219,19 @@ std::string HttpApi::start() {
       {MHD_OPTION_NOTIFY_CONNECTION, reinterpret_cast<intptr_t>(&Server::on_connection), server_.get()},
       {MHD_OPTION_NOTIFY_COMPLETED, reinterpret_cast<intptr_t>(&Server::on_completed), server_.get()},
       {MHD_OPTION_EXTERNAL_LOGGER, reinterpret_cast<intptr_t>(&Server::on_log), server_.get()},
+      {MHD_OPTION_END, 0, nullptr},  // or the TLS key and certificate, below
+      {MHD_OPTION_END, 0, nullptr},
       {MHD_OPTION_END, 0, nullptr},
   };
+  unsigned flags = MHD_USE_EPOLL | MHD_USE_ERROR_LOG;
+  if (web_config_.tls()) {
+    const std::size_t end = std::size(options) - 3;
+    options[end] = {MHD_OPTION_HTTPS_MEM_KEY, 0, const_cast<char*>(web_config_.key_pem.c_str())};
+    options[end + 1] = {MHD_OPTION_HTTPS_MEM_CERT, 0, const_cast<char*>(web_config_.cert_pem.c_str())};
+    flags |= MHD_USE_TLS;
+  }
   server_->start_error.clear();
-  daemon_ = MHD_start_daemon(MHD_USE_EPOLL | MHD_USE_ERROR_LOG, 0, nullptr, nullptr,
+  daemon_ = MHD_start_daemon(flags, 0, nullptr, nullptr,
                              &Server::on_request, server_.get(), MHD_OPTION_ARRAY, options, MHD_OPTION_END);
   if (daemon_ == nullptr)
     return "cannot start the HTTP server: " + (server_->start_error.empty() ? "libmicrohttpd refused" : server_->start_error);

@@ -12,6 +12,7 @@
 #include <string>
 #include <thread>
 
+#include "api/web_config.hpp"
 #include "health/agent_report.hpp"
 
 struct MHD_Daemon;
@@ -50,6 +51,10 @@ class HttpApi {
   // Binds before anything is attached so a port conflict fails fast. Port 0 picks a free port.
   // Returns an empty string on success, else the reason.
   std::string bind(const std::string& host, int port);
+  // TLS and/or basic auth (before start()); see api/web_config.hpp. Empty string or the reason.
+  std::string use_web_config(WebConfig config);
+  // The same from a --web.config.file path; an empty path changes nothing.
+  std::string use_web_config_file(const std::string& path);
   // A further read-only GET endpoint (before start()).
   void add_route(const std::string& path, RouteFn handler);
   int port() const { return port_; }
@@ -69,6 +74,7 @@ class HttpApi {
   std::string version_;
   HttpLimits limits_;
   std::map<std::string, RouteFn> routes_;
+  WebConfig web_config_;  // libmicrohttpd reads the PEM strings in place: they live as long as the server
   std::unique_ptr<Server> server_;
   int listen_fd_ = -1;  // ours until start() hands it to the server
   int port_ = -1;

@@ -162,6 +162,9 @@ void add_agent_options(CLI::App& c, AgentOptions& o) {
   c.add_option("--capture-grace", o.capture_grace,
                "after the capture fails, report every pair unknown for this long, then exit 1")
       ->capture_default_str();
+  c.add_option("--web.config.file", o.web_config_file,
+               "YAML with tls_server_config (cert_file, key_file) and basic_auth_users (bcrypt), as the "
+               "Prometheus exporters read it");
 }
 
 int run_agent(const AgentOptions& options) {
@@ -195,6 +198,7 @@ int run_agent(const AgentOptions& options) {
       },
       kVersion);
   add_analysis_routes(api, core, core_lock, options.enable_spans_api);
+  if (std::string error = api.use_web_config_file(options.web_config_file); !error.empty()) return usage_error(error);
   if (std::string error = api.bind(plan.listen.host, plan.listen.port); !error.empty()) return runtime_error(error);
   ControlSocket control([&](const std::string& line) { return handle_control(line, core, core_lock); });
   if (std::string error = control.bind(options.control_socket); !error.empty()) return runtime_error(error);

@@ -26,6 +26,7 @@ struct AgentOptions {
   double at_risk_share = 0.5;
   bool enable_spans_api = false;  // /api/v1/spans shows per-message data of the whole host
   std::string capture_grace = "10s";  // a dead capture: report unknown this long, then exit 1
+  std::string web_config_file;    // TLS and basic auth for --listen, exporter-toolkit format
 };
 
 void add_agent_options(CLI::App& command, AgentOptions& options);
