@@ -33,9 +33,10 @@ struct inflight {
 
 /* A plain hash, not an LRU: an LRU would evict the threads blocked longest in a call (an idle
  * reader) without a trace. Here a full table refuses the new entry, and that is counted
- * (SKEWSCOPE_CNT_INFLIGHT_FULL). A thread's own next entry overwrites its key, so only threads
- * that die between entry and exit could leave an entry behind: forget_exited_thread removes
- * those when the thread exits. */
+ * (SKEWSCOPE_CNT_INFLIGHT_FULL). Exit programs delete their entry (a thread killed mid-call still
+ * passes the syscall exit tracepoint), and a thread's next entry overwrites its key; an entry
+ * whose exit was never traced (entry attached before the matching exit program) would stay until
+ * its thread ends: forget_exited_thread removes it then, so dead threads never fill the table. */
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
 	__uint(max_entries, 16384);
