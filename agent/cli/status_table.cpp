@@ -12,13 +12,16 @@ std::string seconds_text(const nlohmann::json& v) {
   return format_duration_ns(static_cast<std::int64_t>(v.get<double>() * 1e9));
 }
 
+// Health is null when the agent cannot know (capture down, or halves lost in the window).
+std::string health_text(const nlohmann::json& v) { return v.is_number() ? v.dump() : "?"; }
+
 }  // namespace
 
 std::string render_status_table(const nlohmann::json& s) {
   std::string out;
   char line[256];
-  std::snprintf(line, sizeof line, "causality_health %d   window %ss   events %llu   lost %llu\n\n",
-                s.value("health", -1), s.contains("window_seconds") ? s["window_seconds"].dump().c_str() : "?",
+  std::snprintf(line, sizeof line, "causality_health %s   window %ss   events %llu   lost %llu\n\n",
+                health_text(s.value("health", nlohmann::json())).c_str(), s.contains("window_seconds") ? s["window_seconds"].dump().c_str() : "?",
                 static_cast<unsigned long long>(s["capture"].value("events", 0ull)),
                 static_cast<unsigned long long>(s["capture"].value("lost", 0ull)));
   out += line;
@@ -26,14 +29,15 @@ std::string render_status_table(const nlohmann::json& s) {
                 "TRANS", "SPANS", "NEG", "WIN_SPANS", "WIN_NEG", "RATIO", "MIN_SPAN", "OFFSET", "HEALTH", "STATE");
   out += line;
   for (const auto& p : s.value("pairs", nlohmann::json::array())) {
-    std::snprintf(line, sizeof line, "%-12s %-12s %-6s %10llu %9llu %10llu %8llu %8.4f %10s %10s %6d %-9s\n",
+    std::snprintf(line, sizeof line, "%-12s %-12s %-6s %10llu %9llu %10llu %8llu %8.4f %10s %10s %6s %-9s\n",
                   p.value("src", "?").c_str(), p.value("dst", "?").c_str(), p.value("transport", "?").c_str(),
                   static_cast<unsigned long long>(p.value("spans", 0ull)),
                   static_cast<unsigned long long>(p.value("negative_spans", 0ull)),
                   static_cast<unsigned long long>(p.value("window_spans", 0ull)),
                   static_cast<unsigned long long>(p.value("window_negative_spans", 0ull)),
                   p.value("negative_span_ratio", 0.0), seconds_text(p["min_span_seconds"]).c_str(),
-                  seconds_text(p["offset_seconds"]).c_str(), p.value("health", -1), p.value("state", "?").c_str());
+                  seconds_text(p["offset_seconds"]).c_str(), health_text(p.value("health", nlohmann::json())).c_str(),
+                  p.value("state", "?").c_str());
     out += line;
   }
   return out;
