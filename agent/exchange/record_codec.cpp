@@ -25,19 +25,6 @@ DecodedRecord reject(RecordReject r) { return DecodedRecord{std::nullopt, r}; }
 
 }  // namespace
 
-const char* record_reject_name(RecordReject r) {
-  switch (r) {
-    case RecordReject::truncated: return "truncated";
-    case RecordReject::bad_magic: return "bad_magic";
-    case RecordReject::unknown_version: return "unknown_version";
-    case RecordReject::trailing_bytes: return "trailing_bytes";
-    case RecordReject::bad_protobuf: return "bad_protobuf";
-    case RecordReject::invalid_content: return "invalid_content";
-    case RecordReject::count_: break;
-  }
-  return "unknown";
-}
-
 std::string encode_record(const WireBatch& batch) {
   v1::HalvesBatch pb;
   pb.set_host(batch.host);

@@ -53,7 +53,18 @@ enum class RecordReject : std::uint8_t {
   invalid_content,  // parses, but an index, address, kind or count is out of range
   count_
 };
-const char* record_reject_name(RecordReject r);
+inline const char* record_reject_name(RecordReject r) {
+  switch (r) {
+    case RecordReject::truncated: return "truncated";
+    case RecordReject::bad_magic: return "bad_magic";
+    case RecordReject::unknown_version: return "unknown_version";
+    case RecordReject::trailing_bytes: return "trailing_bytes";
+    case RecordReject::bad_protobuf: return "bad_protobuf";
+    case RecordReject::invalid_content: return "invalid_content";
+    case RecordReject::count_: break;
+  }
+  return "unknown";
+}
 
 struct DecodedRecord {
   std::optional<WireBatch> batch;
