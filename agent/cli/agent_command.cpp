@@ -20,6 +20,7 @@
 #include "clocks/clock_monitor.hpp"
 #include "cli/listen_address.hpp"
 #include "domains/duration.hpp"
+#include "exchange/kafka_exchange.hpp"
 #include "skewscope/version.hpp"
 
 namespace skewscope {
@@ -52,7 +53,35 @@ struct AgentPlan {
   std::optional<DomainRegistry> domains;
   std::vector<ClockSimulation> simulations;
   AgentCoreConfig core;
+  std::optional<exchange::ExchangeSettings> exchange;
 };
+
+// The exchange's options; its local addresses are those of every namespace this agent's domains
+// cover (the agent's own for the host domain and for cgroup domains).
+std::string plan_exchange(const AgentOptions& o, const std::vector<DomainSpec>& specs, const std::string& host,
+                          AgentPlan& plan) {
+  if (o.exchange.empty()) {
+    if (!o.exchange_config.empty()) return "--exchange-config needs --exchange";
+    return {};
+  }
+  exchange::ExchangeSettings settings;
+  if (std::string e = exchange::parse_exchange_settings(o.exchange, o.exchange_config, o.exchange_topic,
+                                                        o.exchange_group, o.exchange_sample, settings);
+      !e.empty())
+    return e;
+  settings.host_name = host;
+  bool host_netns = !o.only_domains;
+  for (const auto& spec : specs) {
+    if (spec.kind == DomainSpec::Kind::netns) {
+      settings.netns_paths.push_back(spec.path);
+    } else {
+      host_netns = true;
+    }
+  }
+  if (host_netns) settings.netns_paths.push_back("");
+  plan.exchange = std::move(settings);
+  return {};
+}
 
 std::string plan_agent(const AgentOptions& o, AgentPlan& plan) {
   auto listen = parse_listen_address(o.listen);
@@ -89,7 +118,7 @@ std::string plan_agent(const AgentOptions& o, AgentPlan& plan) {
     if (!plan.domains->find(sim->domain)) return "--simulate-clock: no domain named '" + sim->domain + "'";
     plan.simulations.push_back(*sim);
   }
-  return {};
+  return plan_exchange(o, specs, host, plan);
 }
 
 std::string handle_control(const std::string& line, AgentCore& core, std::mutex& lock) {
@@ -127,6 +156,12 @@ void add_agent_options(CLI::App& c, AgentOptions& o) {
   c.add_option("--at-risk-share", o.at_risk_share, "a pair is at_risk when |offset| >= share x Δt_min")
       ->capture_default_str()
       ->check(CLI::Range(0.01, 1.0));
+  c.add_option("--exchange", o.exchange, "kafka:HOST:PORT[,HOST:PORT...]: ship and join cross-host halves over Kafka");
+  c.add_option("--exchange-config", o.exchange_config, "KEY=VALUE librdkafka property (security.protocol, sasl.*, ssl.*); repeatable");
+  c.add_option("--exchange-topic", o.exchange_topic, "topic of the exchanged halves")->capture_default_str();
+  c.add_option("--exchange-group", o.exchange_group, "consumer group of the agents")->capture_default_str();
+  c.add_option("--exchange-sample", o.exchange_sample, "1/N: ship 1 connection in N, by canonical 4-tuple hash")
+      ->capture_default_str();
 }
 
 int run_agent(const AgentOptions& options) {
@@ -141,6 +176,13 @@ int run_agent(const AgentOptions& options) {
   for (const auto& sim : plan.simulations)
     core.simulated_clocks().set(*core.domains().find(sim.domain), sim.offset_ns, sim.drift_ppm, start);
   core.clock_mapping().sample_now();
+  std::unique_ptr<exchange::KafkaExchange> kafka;
+  if (plan.exchange) {
+    core.enable_exchange(exchange::CoreExchangeConfig{plan.exchange->sample_one_in});
+    std::string error;
+    kafka = exchange::KafkaExchange::create(*plan.exchange, core, core_lock, error);
+    if (!kafka) return usage_error("--exchange: " + error);
+  }
 
   clocks::ClockConfig clock_config;
   clock_config.ptp4l_sockets = options.ptp4l_sockets;
@@ -155,6 +197,7 @@ int run_agent(const AgentOptions& options) {
         std::lock_guard guard(core_lock);
         AgentReport report = core.report(monotonic_now_ns(), counters);
         report.clocks = std::move(clock_snapshot);
+        if (kafka && report.exchange) kafka->fill(*report.exchange);
         return report;
       },
       kVersion);
@@ -210,6 +253,7 @@ int run_agent(const AgentOptions& options) {
       for (int i = 0; i < 10 && !stopping; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(100));
     }
   });
+  if (kafka) kafka->start();  // reads this agent's addresses before returning
   api.start();
   control.start();
   std::cout << "skewscope agent " << kVersion << ": listening on " << plan.listen.host << ":" << api.port()
@@ -222,6 +266,7 @@ int run_agent(const AgentOptions& options) {
   stopping = true;
   capture_thread.join();
   clock_thread.join();
+  if (kafka) kafka->stop();
   api.stop();
   control.stop();
   return 0;

@@ -23,6 +23,12 @@ struct AgentOptions {
   std::vector<std::string> ptp4l_sockets;  // empty: probe the usual paths
   double max_drift_ppm = 100;
   double at_risk_share = 0.5;
+  // The exchange (one agent per host, cross-host halves over Kafka); empty: not used.
+  std::string exchange;
+  std::vector<std::string> exchange_config;
+  std::string exchange_topic = "skewscope.halves.v1";
+  std::string exchange_group = "skewscope";
+  std::string exchange_sample = "1/1";
 };
 
 void add_agent_options(CLI::App& command, AgentOptions& options);
