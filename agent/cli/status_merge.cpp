@@ -156,8 +156,16 @@ std::string render_agents_section(const json& merged) {
     } else {
       const json* health = field(agent, "health");
       std::string health_text = health && health->is_number() ? health->dump() : "?";
-      std::snprintf(line, sizeof line, "  %-28s health %-2s pairs shown %g of %g reported\n", url.c_str(),
-                    health_text.c_str(), number_field(agent, "pairs", 0), number_field(agent, "reported_pairs", 0));
+      std::string exchange;  // with the exchange: what this agent owns of the topic
+      if (const json* x = field(agent, "exchange"); x && x->is_object()) {
+        const json* connected = field(*x, "connected");
+        const json* partitions = field(*x, "partitions");
+        exchange = std::string("   exchange ") + (connected && *connected == true ? "connected" : "disconnected") +
+                   ", partitions " + (partitions ? partitions->dump() : "?");
+      }
+      std::snprintf(line, sizeof line, "  %-28s health %-2s pairs shown %g of %g reported%s\n", url.c_str(),
+                    health_text.c_str(), number_field(agent, "pairs", 0), number_field(agent, "reported_pairs", 0),
+                    exchange.c_str());
     }
     out += line;
   }

@@ -151,3 +151,13 @@ TEST_CASE("no agents at all: nothing known") {
   CHECK(merged["health_reason"] == "no agent");
   CHECK(merged["pairs"].empty());
 }
+
+TEST_CASE("with the exchange, each agent's line says what it owns") {
+  json s = status(1, json::array());
+  s["exchange"] = {{"connected", true}, {"partitions", {0, 3}}};
+  json merged = merge_statuses({up("http://x", s), up("http://y", status(1, json::array()))});
+  CHECK(merged["agents"][0]["exchange"]["partitions"] == json{0, 3});
+  CHECK_FALSE(merged["agents"][1].contains("exchange"));
+  std::string text = render_agents_section(merged);
+  CHECK(text.find("exchange connected, partitions [0,3]") != std::string::npos);
+}
