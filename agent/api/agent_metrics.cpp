@@ -54,6 +54,34 @@ void write_histogram(PrometheusWriter& w, std::string_view name, const std::stri
   w.sample(std::string(name) + "_count", {{"src", src}, {"dst", dst}}, static_cast<double>(h.count));
 }
 
+// Only with --exchange: the halves that cross hosts over Kafka.
+void append_exchange_metrics(PrometheusWriter& w, const exchange::ExchangeReport& x) {
+  using exchange::DropReason;
+  using exchange::RecordReject;
+  w.family("skewscope_exchange_connected", "gauge", "1 when a Kafka broker of the exchange answered in the last second.");
+  w.sample("skewscope_exchange_connected", x.connected ? 1 : 0);
+  w.family("skewscope_exchange_halves_total", "counter",
+           "Halves through the exchange: produced (acknowledged by Kafka), consumed (from owned partitions), "
+           "local (both ends on this agent, never shipped), sampled_out (not shipped by --exchange-sample).");
+  w.sample("skewscope_exchange_halves_total", {{"direction", "produced"}}, static_cast<double>(x.halves_produced));
+  w.sample("skewscope_exchange_halves_total", {{"direction", "consumed"}}, static_cast<double>(x.halves_consumed));
+  w.sample("skewscope_exchange_halves_total", {{"direction", "local"}}, static_cast<double>(x.halves_local));
+  w.sample("skewscope_exchange_halves_total", {{"direction", "sampled_out"}}, static_cast<double>(x.halves_sampled_out));
+  w.family("skewscope_exchange_dropped_total", "counter", "Halves meant to cross the exchange that did not, by reason.");
+  for (std::size_t i = 0; i < x.dropped.size(); ++i)
+    w.sample("skewscope_exchange_dropped_total", {{"reason", exchange::drop_reason_name(static_cast<DropReason>(i))}},
+             static_cast<double>(x.dropped[i]));
+  w.family("skewscope_exchange_records_rejected_total", "counter",
+           "Records read from the topic and ignored: not a skewscope record, another format version, or malformed.");
+  for (std::size_t i = 0; i < x.rejected.size(); ++i)
+    w.sample("skewscope_exchange_records_rejected_total",
+             {{"reason", exchange::record_reject_name(static_cast<RecordReject>(i))}}, static_cast<double>(x.rejected[i]));
+  w.family("skewscope_exchange_consumer_lag", "gauge", "Records behind the high watermark, over the owned partitions.");
+  if (x.consumer_lag) w.sample("skewscope_exchange_consumer_lag", static_cast<double>(*x.consumer_lag));
+  w.family("skewscope_exchange_partitions_owned", "gauge", "Partitions of the exchange topic this agent pairs.");
+  w.sample("skewscope_exchange_partitions_owned", static_cast<double>(x.partitions.size()));
+}
+
 }  // namespace
 
 std::string render_agent_metrics(const AgentReport& r, const std::string& version) {
@@ -202,6 +230,8 @@ std::string render_agent_metrics(const AgentReport& r, const std::string& versio
   w.family("skewscope_pairing_ratio", "gauge",
            "Of the sends that are settled (paired, or aged out unpaired), the share that paired.");
   if (settled) w.sample("skewscope_pairing_ratio", static_cast<double>(r.correlator.pairs) / static_cast<double>(settled));
+
+  if (r.exchange) append_exchange_metrics(w, *r.exchange);
 
   w.family("skewscope_build_info", "gauge", "Build information; always 1.");
   w.sample("skewscope_build_info", {{"version", version}}, 1);

@@ -14,6 +14,36 @@ nlohmann::json seconds_json(const std::optional<std::int64_t>& ns) {
 }
 }  // namespace
 
+namespace {
+
+nlohmann::json exchange_json(const exchange::ExchangeReport& x) {
+  using nlohmann::json;
+  json dropped = json::object(), rejected = json::object();
+  for (std::size_t i = 0; i < x.dropped.size(); ++i)
+    dropped[exchange::drop_reason_name(static_cast<exchange::DropReason>(i))] = x.dropped[i];
+  for (std::size_t i = 0; i < x.rejected.size(); ++i)
+    rejected[exchange::record_reject_name(static_cast<exchange::RecordReject>(i))] = x.rejected[i];
+  return {{"connected", x.connected},
+          {"brokers", x.brokers},
+          {"topic", x.topic},
+          {"group", x.group},
+          {"sample", "1/" + std::to_string(x.sample_one_in)},
+          {"partitions", x.partitions},
+          {"consumer_lag", x.consumer_lag ? json(*x.consumer_lag) : json(nullptr)},
+          {"halves", {{"produced", x.halves_produced},
+                      {"consumed", x.halves_consumed},
+                      {"local", x.halves_local},
+                      {"sampled_out", x.halves_sampled_out}}},
+          {"records", {{"produced", x.records_produced}, {"consumed", x.records_consumed}}},
+          {"dropped", dropped},
+          {"records_rejected", rejected},
+          {"remote_domains", x.remote_domains},
+          {"local_addresses", x.local_addresses},
+          {"last_error", x.last_error.empty() ? json(nullptr) : json(x.last_error)}};
+}
+
+}  // namespace
+
 nlohmann::json status_json(const AgentReport& r) {
   using nlohmann::json;
   const estimate::DomainName name = [&r](DomainId id) { return r.name(id); };
@@ -77,7 +107,8 @@ nlohmann::json status_json(const AgentReport& r) {
           {"capture", capture},
           {"clocks", {{"host", clocks::to_json(r.clocks)}, {"domains", domains}}},
           {"triangles", estimate::to_json(r.triangles, name)},
-          {"estimate", estimate::to_json(r.estimate_counters)}};
+          {"estimate", estimate::to_json(r.estimate_counters)},
+          {"exchange", r.exchange ? exchange_json(*r.exchange) : json(nullptr)}};
 }
 
 }  // namespace skewscope

@@ -23,6 +23,7 @@
 #include "cli/listen_address.hpp"
 #include "cli/option_checks.hpp"
 #include "domains/duration.hpp"
+#include "exchange/kafka_exchange.hpp"
 #include "skewscope/version.hpp"
 
 namespace skewscope {
@@ -56,7 +57,35 @@ struct AgentPlan {
   std::vector<ClockSimulation> simulations;
   AgentCoreConfig core;
   std::int64_t capture_grace_ns = 10'000'000'000;
+  std::optional<exchange::ExchangeSettings> exchange;
 };
+
+// The exchange's options; its local addresses are those of every namespace this agent's domains
+// cover (the agent's own for the host domain and for cgroup domains).
+std::string plan_exchange(const AgentOptions& o, const std::vector<DomainSpec>& specs, const std::string& host,
+                          AgentPlan& plan) {
+  if (o.exchange.empty()) {
+    if (!o.exchange_config.empty()) return "--exchange-config needs --exchange";
+    return {};
+  }
+  exchange::ExchangeSettings settings;
+  if (std::string e = exchange::parse_exchange_settings(o.exchange, o.exchange_config, o.exchange_topic,
+                                                        o.exchange_group, o.exchange_sample, settings);
+      !e.empty())
+    return e;
+  settings.host_name = host;
+  bool host_netns = !o.only_domains;
+  for (const auto& spec : specs) {
+    if (spec.kind == DomainSpec::Kind::netns) {
+      settings.netns_paths.push_back(spec.path);
+    } else {
+      host_netns = true;
+    }
+  }
+  if (host_netns) settings.netns_paths.push_back("");
+  plan.exchange = std::move(settings);
+  return {};
+}
 
 std::string plan_agent(const AgentOptions& o, AgentPlan& plan) {
   auto listen = parse_listen_address(o.listen);
@@ -98,7 +127,7 @@ std::string plan_agent(const AgentOptions& o, AgentPlan& plan) {
     if (!plan.domains->find(sim->domain)) return "--simulate-clock: no domain named '" + sim->domain + "'";
     plan.simulations.push_back(*sim);
   }
-  return {};
+  return plan_exchange(o, specs, host, plan);
 }
 
 // However long HTTP clients or a ptp4l reply keep the servers and threads busy.
@@ -165,11 +194,27 @@ void add_agent_options(CLI::App& c, AgentOptions& o) {
   c.add_option("--web.config.file", o.web_config_file,
                "YAML with tls_server_config (cert_file, key_file) and basic_auth_users (bcrypt), as the "
                "Prometheus exporters read it");
+  c.add_option("--exchange", o.exchange, "kafka:HOST:PORT[,HOST:PORT...]: ship and join cross-host halves over Kafka");
+  c.add_option("--exchange-config", o.exchange_config, "KEY=VALUE librdkafka property (security.protocol, sasl.*, ssl.*); repeatable");
+  c.add_option("--exchange-topic", o.exchange_topic, "topic of the exchanged halves")->capture_default_str();
+  c.add_option("--exchange-group", o.exchange_group, "consumer group of the agents")->capture_default_str();
+  c.add_option("--exchange-sample", o.exchange_sample, "1/N: ship 1 connection in N, by canonical 4-tuple hash")
+      ->capture_default_str();
 }
 
 int run_agent(const AgentOptions& options) {
   AgentPlan plan;
   if (std::string error = plan_agent(options, plan); !error.empty()) return usage_error(error);
+
+  // Signals are taken by sigtimedwait in this thread only. Blocked before any thread exists
+  // (librdkafka and the HTTP server start their own), since every thread inherits the mask and a
+  // thread that did not block them would take the default action: exit without detaching first.
+  sigset_t stop_signals;
+  sigemptyset(&stop_signals);
+  sigaddset(&stop_signals, SIGINT);
+  sigaddset(&stop_signals, SIGTERM);
+  pthread_sigmask(SIG_BLOCK, &stop_signals, nullptr);
+
 
   if (std::string error = ensure_tracefs(); !error.empty()) return runtime_error("tracefs: " + error);
 
@@ -179,6 +224,13 @@ int run_agent(const AgentOptions& options) {
   for (const auto& sim : plan.simulations)
     core.simulated_clocks().set(*core.domains().find(sim.domain), sim.offset_ns, sim.drift_ppm, start);
   core.clock_mapping().sample_now();
+  std::unique_ptr<exchange::KafkaExchange> kafka;
+  if (plan.exchange) {
+    core.enable_exchange(exchange::CoreExchangeConfig{plan.exchange->sample_one_in});
+    std::string error;
+    kafka = exchange::KafkaExchange::create(*plan.exchange, core, core_lock, error);
+    if (!kafka) return usage_error("--exchange: " + error);
+  }
 
   clocks::ClockConfig clock_config;
   clock_config.ptp4l_sockets = options.ptp4l_sockets;
@@ -194,6 +246,7 @@ int run_agent(const AgentOptions& options) {
         std::lock_guard guard(core_lock);
         AgentReport report = core.report(monotonic_now_ns());
         report.clocks = std::move(clock_snapshot);
+        if (kafka && report.exchange) kafka->fill(*report.exchange);
         return report;
       },
       kVersion);
@@ -208,13 +261,6 @@ int run_agent(const AgentOptions& options) {
   capture = TcpSyscallCapture::open(choices, load_error);
   if (!capture) return runtime_error(load_error);
   core.set_own_endpoint(static_cast<std::uint16_t>(api.port()), own_netns_inode());
-
-  // Signals are taken by sigtimedwait in this thread only; the workers never see them.
-  sigset_t stop_signals;
-  sigemptyset(&stop_signals);
-  sigaddset(&stop_signals, SIGINT);
-  sigaddset(&stop_signals, SIGTERM);
-  pthread_sigmask(SIG_BLOCK, &stop_signals, nullptr);
 
   std::atomic<bool> stopping{false};
   std::atomic<bool> capture_failed{false};
@@ -238,6 +284,7 @@ int run_agent(const AgentOptions& options) {
       for (int i = 0; i < 10 && !stopping; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(100));
     }
   });
+  if (kafka) kafka->start();  // reads this agent's addresses before returning
   api.start();
   control.start();
   std::cout << "skewscope agent " << kVersion << ": listening on " << plan.listen.host << ":" << api.port()
@@ -260,6 +307,7 @@ int run_agent(const AgentOptions& options) {
     capture_thread.join();
     const std::int64_t detach_start = monotonic_now_ns();
     capture.reset();
+    if (kafka) kafka->stop();
     std::cerr << "skewscope agent: BPF programs detached in "
               << format_duration_ns((monotonic_now_ns() - detach_start) / 1'000'000 * 1'000'000) << std::endl;
     api.stop();

@@ -27,6 +27,12 @@ struct AgentOptions {
   bool enable_spans_api = false;  // /api/v1/spans shows per-message data of the whole host
   std::string capture_grace = "10s";  // a dead capture: report unknown this long, then exit 1
   std::string web_config_file;    // TLS and basic auth for --listen, exporter-toolkit format
+  // The exchange (one agent per host, cross-host halves over Kafka); empty: not used.
+  std::string exchange;
+  std::vector<std::string> exchange_config;
+  std::string exchange_topic = "skewscope.halves.v1";
+  std::string exchange_group = "skewscope";
+  std::string exchange_sample = "1/1";
 };
 
 void add_agent_options(CLI::App& command, AgentOptions& options);

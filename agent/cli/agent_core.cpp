@@ -43,6 +43,7 @@ void AgentCore::ingest(const std::vector<skewscope_half_event>& batch) {
     half.domain = *domain;
     half.domain_ns = simulated_.apply(half.domain, half.capture_ns, clock_mapping_.to_realtime(half.capture_ns));
     (half.kind == HalfKind::send ? ingest_.sends : ingest_.recvs) += 1;
+    if (exchange_ && exchange_->divert(half)) continue;
     correlator_.add(half, spans_);
   }
   // Both ends' bounds: every domain here shares the host's clock sources.
@@ -59,10 +60,12 @@ void AgentCore::ingest(const std::vector<skewscope_half_event>& batch) {
 void AgentCore::tick(std::int64_t now_ns) {
   correlator_.expire(now_ns);
   // The estimator's evaluation costs tens of microseconds per pair: once a second is enough.
-  if (now_ns - last_estimate_tick_ns_ >= 1'000'000'000) {
+  const bool estimate = now_ns - last_estimate_tick_ns_ >= 1'000'000'000;
+  if (estimate) {
     estimator_.tick(now_ns);
     last_estimate_tick_ns_ = now_ns;
   }
+  if (exchange_) exchange_->pairing().tick(now_ns, estimate);
 }
 
 void AgentCore::observe_source(std::int64_t now_ns, const SourceCounters& counters) {
@@ -109,7 +112,48 @@ AgentReport AgentCore::report(std::int64_t now_ns, const SourceCounters& source)
     }
     r.domain_clocks.push_back(clock);
   }
+  if (exchange_) {
+    exchange_->pairing().append_to(r, now_ns);
+    r.exchange.emplace();
+    exchange_->fill(*r.exchange);
+    r.exchange->remote_domains = domains_.remote_count();
+  }
   return r;
+}
+
+void AgentCore::enable_exchange(exchange::CoreExchangeConfig config) {
+  estimate::Config c = estimator_.config();
+  exchange_.emplace(config, exchange::RemotePairing(config_.limits, config_.window_ns, c));
+}
+
+void AgentCore::set_owned_addresses(std::set<Address> addresses) {
+  if (exchange_) exchange_->set_owned(std::move(addresses));
+}
+
+void AgentCore::take_outgoing(std::vector<exchange::WireHalf>& out) {
+  if (exchange_) {
+    exchange_->take_outgoing(out);
+  } else {
+    out.clear();
+  }
+}
+
+void AgentCore::ingest_remote(std::int32_t partition, const exchange::WireBatch& batch, std::int64_t now_ns) {
+  if (!exchange_) return;
+  const std::int64_t realtime_minus_mono = clock_mapping_.to_realtime(now_ns) - now_ns;
+  exchange_->pairing().ingest(partition, batch, now_ns, realtime_minus_mono, domains_);
+}
+
+void AgentCore::assign_partitions(const std::vector<std::int32_t>& partitions, std::int64_t now_ns) {
+  if (exchange_) exchange_->pairing().assign(partitions, now_ns);
+}
+
+void AgentCore::revoke_partitions(const std::vector<std::int32_t>& partitions) {
+  if (exchange_) exchange_->pairing().revoke(partitions);
+}
+
+void AgentCore::note_partition_gap(std::int32_t partition, std::uint64_t records, std::int64_t now_ns) {
+  if (exchange_) exchange_->pairing().note_gap(partition, records, now_ns);
 }
 
 }  // namespace skewscope

@@ -15,6 +15,7 @@
 #include "domains/domain_registry.hpp"
 #include "domains/simulated_clocks.hpp"
 #include "estimate/estimator.hpp"
+#include "exchange/core_exchange.hpp"
 #include "health/agent_report.hpp"
 #include "health/health_tracker.hpp"
 
@@ -67,6 +68,18 @@ class AgentCore {
 
   bool pair_at_risk(DomainId src, DomainId dst) const;
 
+  // The exchange (--exchange): from then on, halves whose two ends are not both owned by this
+  // agent's domains go to the outgoing queue instead of the local correlator, and the Kafka
+  // thread feeds back the records of the partitions it owns. Without it nothing changes.
+  void enable_exchange(exchange::CoreExchangeConfig config);
+  bool exchange_enabled() const { return exchange_.has_value(); }
+  void set_owned_addresses(std::set<Address> addresses);
+  void take_outgoing(std::vector<exchange::WireHalf>& out);  // WireHalf::domain = local DomainId
+  void ingest_remote(std::int32_t partition, const exchange::WireBatch& batch, std::int64_t now_ns);
+  void assign_partitions(const std::vector<std::int32_t>& partitions, std::int64_t now_ns);
+  void revoke_partitions(const std::vector<std::int32_t>& partitions);
+  void note_partition_gap(std::int32_t partition, std::uint64_t records, std::int64_t now_ns);
+
  private:
   bool is_own_traffic(const skewscope_half_event& e) const;
 
@@ -87,6 +100,7 @@ class AgentCore {
   std::optional<std::string> capture_error_;
   std::vector<Span> spans_;
   std::deque<Span> recent_;
+  std::optional<exchange::CoreExchange> exchange_;
 };
 
 }  // namespace skewscope

@@ -1,4 +1,5 @@
 #include "cli/client_commands.hpp"
+#include "cli/status_merge.hpp"
 #include "cli/status_table.hpp"
 
 #include <httplib.h>
@@ -6,6 +7,7 @@
 
 #include <chrono>
 #include <cstdio>
+#include <future>
 #include <iostream>
 #include <thread>
 
@@ -36,6 +38,30 @@ Fetched fetch_status(const std::string& url) {
   auto parsed = nlohmann::json::parse(res->body, nullptr, false);
   if (parsed.is_discarded() || !parsed.is_object()) return {std::nullopt, "agent at " + url + " sent invalid JSON"};
   return {parsed, {}};
+}
+
+// All agents at once, so one slow or dead agent costs one timeout, not one per agent.
+nlohmann::json fetch_merged(const std::vector<std::string>& urls) {
+  std::vector<std::future<Fetched>> pending;
+  for (const auto& url : urls) pending.push_back(std::async(std::launch::async, fetch_status, url));
+  std::vector<AgentStatus> statuses;
+  for (std::size_t i = 0; i < urls.size(); ++i) {
+    Fetched f = pending[i].get();
+    statuses.push_back({urls[i], std::move(f.status), std::move(f.error)});
+  }
+  return merge_statuses(statuses);
+}
+
+std::string render_merged(nlohmann::json merged) {
+  if (merged["window_seconds"].is_null()) merged.erase("window_seconds");  // agents disagree: "?"
+  return render_status_table(merged) + render_agents_section(merged);
+}
+
+std::optional<std::int64_t> parse_interval(const std::string& text) {
+  auto interval = parse_duration_ns(text);
+  if (!interval) interval = parse_duration_ns(text + "s");  // vmstat style: a bare number means seconds
+  if (!interval || *interval <= 0) return std::nullopt;
+  return *interval;
 }
 
 }  // namespace
@@ -87,6 +113,52 @@ int run_top(const std::string& url, const std::string& interval_text, int count,
     }
   }
   return 0;
+}
+
+int run_status(const std::vector<std::string>& urls, bool json) {
+  if (urls.empty()) return run_status(std::string(kDefaultAgentUrl), json);
+  if (urls.size() == 1) return run_status(urls.front(), json);
+  nlohmann::json merged = fetch_merged(urls);
+  if (json) {
+    std::cout << merged.dump(2) << "\n";
+  } else {
+    std::cout << render_merged(merged);
+  }
+  int code = merged_status_exit_code(merged);
+  if (code == 3) std::cerr << "skewscope status: an agent is unreachable (see the agents list)\n";
+  return code;
+}
+
+int run_top(const std::vector<std::string>& urls, const std::string& interval_text, int count, bool once, bool json) {
+  if (urls.empty()) return run_top(std::string(kDefaultAgentUrl), interval_text, count, once, json);
+  if (urls.size() == 1) return run_top(urls.front(), interval_text, count, once, json);
+  auto interval = parse_interval(interval_text);
+  if (!interval) {
+    std::cerr << "skewscope top: interval '" << interval_text << "' must be a positive duration (e.g. 1s, 500ms)\n";
+    return 2;
+  }
+  if (count < 0) {
+    std::cerr << "skewscope top: COUNT must be positive\n";
+    return 2;
+  }
+  if (once) count = 1;
+  const bool clear = !json && isatty(STDOUT_FILENO);
+  bool unreachable = false;
+  for (int i = 0; count == 0 || i < count; ++i) {
+    if (i > 0) std::this_thread::sleep_for(std::chrono::nanoseconds(*interval));
+    nlohmann::json merged = fetch_merged(urls);
+    // With several agents one of them being away is part of the picture (a restart, a hand-over):
+    // it is shown, and the table keeps refreshing.
+    unreachable = false;
+    for (const auto& agent : merged["agents"]) unreachable = unreachable || agent["reachable"] != true;
+    if (json) {
+      std::cout << merged.dump() << std::endl;  // NDJSON: one merged status per line
+    } else {
+      if (clear) std::cout << "\033[H\033[2J";
+      std::cout << render_merged(merged) << std::endl;
+    }
+  }
+  return unreachable ? 3 : 0;
 }
 
 int run_simulate(const std::string& spec, const std::string& control_socket) {

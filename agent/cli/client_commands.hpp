@@ -13,6 +13,12 @@ inline constexpr const char* kDefaultAgentUrl = "http://127.0.0.1:9477";
 // Exit codes of `skewscope status` (contract): 0 healthy, 1 a pair violated, 2 usage, 3 unreachable.
 int run_status(const std::string& agent_url, bool json);
 int run_top(const std::string& agent_url, const std::string& interval, int count, bool once, bool json);
+// Several agents: one merged view (cli/status_merge.hpp); one agent: exactly the commands above.
+// status exits 1 if a merged pair is violated, else 3 if an agent is unreachable, else 0 healthy
+// (1 when an agent reports unknown health). top keeps refreshing while agents come and go, shows
+// which are unreachable, and exits 3 if one was at its last refresh.
+int run_status(const std::vector<std::string>& agent_urls, bool json);
+int run_top(const std::vector<std::string>& agent_urls, const std::string& interval, int count, bool once, bool json);
 int run_simulate(const std::string& spec, const std::string& control_socket);
 int run_doctor();
 // Reads this host's clock sources directly (no agent needed), like the agent's clock stage.

@@ -17,16 +17,19 @@ int main(int argc, char** argv) {
   add_agent_options(*agent_cmd, agent);
 
   std::string agent_url = kDefaultAgentUrl;
+  // status and top take --agent several times: one merged view over all of them.
+  std::vector<std::string> agent_urls;
+  const std::string agents_help = std::string("agent URL (default ") + kDefaultAgentUrl + "); repeat for one merged view";
   bool json = false;
   auto* status_cmd = app.add_subcommand("status", "exit 0 healthy, 1 a pair violated, 2 usage, 3 agent unreachable");
-  status_cmd->add_option("--agent", agent_url, "agent URL")->capture_default_str();
+  status_cmd->add_option("--agent", agent_urls, agents_help)->allow_extra_args(false);
   status_cmd->add_flag("--json", json, "print the status JSON");
 
   std::string interval = "1s";
   int count = 0;
   bool once = false;
   auto* top_cmd = app.add_subcommand("top", "live table of pairs");
-  top_cmd->add_option("--agent", agent_url, "agent URL")->capture_default_str();
+  top_cmd->add_option("--agent", agent_urls, agents_help)->allow_extra_args(false);
   top_cmd->add_option("interval", interval, "refresh interval (1s, 500ms, or seconds)")->capture_default_str();
   top_cmd->add_option("count", count, "number of refreshes (0: until interrupted)");
   top_cmd->add_flag("--once", once, "print one table and exit");
@@ -64,8 +67,8 @@ int main(int argc, char** argv) {
   }
 
   if (agent_cmd->parsed()) return run_agent(agent);
-  if (status_cmd->parsed()) return run_status(agent_url, json);
-  if (top_cmd->parsed()) return run_top(agent_url, interval, count, once, json);
+  if (status_cmd->parsed()) return run_status(agent_urls, json);
+  if (top_cmd->parsed()) return run_top(agent_urls, interval, count, once, json);
   if (sim_cmd->parsed()) return run_simulate(spec, control_socket);
   if (doctor_cmd->parsed()) return run_doctor();
   if (clocks_cmd->parsed()) return run_clocks(ptp4l_sockets, json);

@@ -75,6 +75,14 @@ std::optional<DomainId> DomainRegistry::classify(std::uint32_t netns_ino, std::u
   return DomainId{0};
 }
 
+std::optional<DomainId> DomainRegistry::intern_remote(const std::string& name, std::size_t max_remote) {
+  if (auto id = find(name)) return id;
+  if (remote_count_ >= max_remote) return std::nullopt;
+  auto id = add_name(name);
+  if (id) ++remote_count_;
+  return id;
+}
+
 std::optional<DomainId> DomainRegistry::find(std::string_view name) const {
   for (std::size_t i = 0; i < names_.size(); ++i)
     if (names_[i] == name) return static_cast<DomainId>(i);

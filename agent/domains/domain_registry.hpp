@@ -31,6 +31,11 @@ class DomainRegistry {
   // nullopt: the event is outside every declared domain and only_domains is set.
   std::optional<DomainId> classify(std::uint32_t netns_ino, std::uint64_t cgroup_id) const;
 
+  // A domain named by another host's agent (the exchange): its existing id, or a new one while
+  // fewer than max_remote such names were added; nullopt when that bound is reached.
+  std::optional<DomainId> intern_remote(const std::string& name, std::size_t max_remote);
+  std::size_t remote_count() const { return remote_count_; }
+
   std::optional<DomainId> find(std::string_view name) const;
   const std::string& name(DomainId id) const { return names_.at(id); }
   std::size_t size() const { return names_.size(); }
@@ -42,6 +47,7 @@ class DomainRegistry {
   std::unordered_map<std::uint32_t, DomainId> by_netns_;
   std::unordered_map<std::uint64_t, DomainId> by_cgroup_;
   bool only_domains_;
+  std::size_t remote_count_ = 0;
 };
 
 }  // namespace skewscope

@@ -13,6 +13,7 @@
 #include "correlate/correlator.hpp"
 #include "estimate/estimator.hpp"
 #include "estimate/triangles.hpp"
+#include "exchange/exchange_report.hpp"
 #include "health/health_tracker.hpp"
 
 namespace skewscope {
@@ -55,6 +56,7 @@ struct AgentReport {
   estimate::Counters estimate_counters;
   estimate::TriangleReport triangles;
   std::vector<DomainClock> domain_clocks;  // indexed by DomainId
+  std::optional<exchange::ExchangeReport> exchange;  // only with --exchange
 
   const std::string& name(DomainId id) const { return domain_names.at(id); }
   const estimate::PairEstimate* estimate_for(DomainId src, DomainId dst) const {

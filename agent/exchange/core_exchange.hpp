@@ -1,0 +1,71 @@
+// The agent core's side of the exchange, with no I/O: which halves leave (not local, sampled in),
+// the bounded hand-over to the Kafka thread, and the pairing of what comes back.
+#pragma once
+
+#include <cstdint>
+#include <set>
+#include <vector>
+
+#include "exchange/exchange_report.hpp"
+#include "exchange/flow_keys.hpp"
+#include "exchange/local_addresses.hpp"
+#include "exchange/record_codec.hpp"
+#include "exchange/remote_pairing.hpp"
+
+namespace skewscope::exchange {
+
+struct CoreExchangeConfig {
+  std::uint32_t sample_one_in = 1;
+  std::size_t outbox_limit = 1 << 17;  // halves waiting for the Kafka thread (~10 MB at most)
+};
+
+class CoreExchange {
+ public:
+  CoreExchange(CoreExchangeConfig config, RemotePairing pairing) : config_(config), pairing_(std::move(pairing)) {}
+
+  // True when the half is not for local pairing: queued for the exchange, or sampled out, or
+  // dropped (counted) because the hand-over is full. Never blocks.
+  bool divert(const Half& half) {
+    if (owned_.is_local(half.flow)) {
+      ++local_;
+      return false;
+    }
+    if (!flow_sampled(half.flow, config_.sample_one_in)) {
+      ++sampled_out_;
+      return true;
+    }
+    if (outbox_.size() >= config_.outbox_limit) {
+      ++outbox_full_;
+      return true;
+    }
+    outbox_.push_back(WireHalf{half.kind, half.transport, half.flow, half.seq, half.bytes, half.domain_ns, half.domain});
+    return true;
+  }
+
+  // The halves to ship; WireHalf::domain holds the local DomainId.
+  void take_outgoing(std::vector<WireHalf>& out) {
+    out.clear();
+    out.swap(outbox_);
+  }
+  void set_owned(std::set<Address> addresses) { owned_.replace(std::move(addresses)); }
+  RemotePairing& pairing() { return pairing_; }
+  const RemotePairing& pairing() const { return pairing_; }
+
+  void fill(ExchangeReport& r) const {
+    r.sample_one_in = config_.sample_one_in;
+    r.halves_local = local_;
+    r.halves_sampled_out = sampled_out_;
+    r.dropped[static_cast<std::size_t>(DropReason::outbox_full)] += outbox_full_;
+    r.local_addresses = owned_.size();
+    pairing_.fill(r);
+  }
+
+ private:
+  CoreExchangeConfig config_;
+  OwnedAddresses owned_;
+  RemotePairing pairing_;
+  std::vector<WireHalf> outbox_;
+  std::uint64_t local_ = 0, sampled_out_ = 0, outbox_full_ = 0;
+};
+
+}  // namespace skewscope::exchange

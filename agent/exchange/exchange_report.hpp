@@ -1,0 +1,59 @@
+// What /metrics and /api/v1/status show about the exchange. Filled partly by the agent core
+// (what it decided: local, shipped, sampled out, partitions and their pairing) and partly by the
+// Kafka thread (connection, queue, records), under one snapshot.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "exchange/record_codec.hpp"
+
+namespace skewscope::exchange {
+
+// Halves that were meant to cross the exchange and did not, by reason.
+enum class DropReason : std::uint8_t {
+  outbox_full,         // the core's bounded hand-over to the Kafka thread was full
+  queue_full,          // librdkafka's byte-bounded produce queue refused the record
+  delivery_failed,     // produced but never acknowledged (broker gone, timeout)
+  partition_revoked,   // waiting for their other half when their partition moved away
+  remote_domain_full,  // the table of remote domain names is full
+  pending_full,        // the partition's pairing table was full
+  offset_gap,          // records skipped on a partition (the broker no longer had them)
+  count_
+};
+inline const char* drop_reason_name(DropReason r) {
+  switch (r) {
+    case DropReason::outbox_full: return "outbox_full";
+    case DropReason::queue_full: return "queue_full";
+    case DropReason::delivery_failed: return "delivery_failed";
+    case DropReason::partition_revoked: return "partition_revoked";
+    case DropReason::remote_domain_full: return "remote_domain_full";
+    case DropReason::pending_full: return "pending_full";
+    case DropReason::offset_gap: return "offset_gap";
+    case DropReason::count_: break;
+  }
+  return "unknown";
+}
+
+struct ExchangeReport {
+  bool connected = false;
+  std::string brokers, topic, group;
+  std::uint32_t sample_one_in = 1;
+  std::vector<std::int32_t> partitions;      // owned now
+  std::optional<std::int64_t> consumer_lag;  // records behind the high watermark, owned partitions
+  std::uint64_t halves_local = 0;            // joined on this host, never shipped
+  std::uint64_t halves_sampled_out = 0;      // not shipped by --exchange-sample
+  std::uint64_t halves_produced = 0;         // acknowledged by the broker
+  std::uint64_t halves_consumed = 0;         // decoded from owned partitions
+  std::uint64_t records_produced = 0, records_consumed = 0;
+  std::array<std::uint64_t, static_cast<std::size_t>(DropReason::count_)> dropped{};
+  std::array<std::uint64_t, static_cast<std::size_t>(RecordReject::count_)> rejected{};
+  std::uint64_t remote_domains = 0;
+  std::uint64_t local_addresses = 0;
+  std::string last_error;
+};
+
+}  // namespace skewscope::exchange

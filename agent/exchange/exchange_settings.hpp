@@ -1,0 +1,35 @@
+// The --exchange* options, parsed and validated before anything starts: a bad broker list, a
+// property librdkafka does not know or a value it refuses is a usage error (exit 2), not a
+// surprise at the first produce.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace skewscope::exchange {
+
+inline constexpr const char* kDefaultTopic = "skewscope.halves.v1";
+inline constexpr const char* kDefaultGroup = "skewscope";
+// Fixed in code so that every agent maps a key to the same partition and every member of the
+// group speaks the same assignor (members listing different assignors break the group).
+inline constexpr const char* kPartitioner = "murmur2_random";
+inline constexpr const char* kAssignor = "cooperative-sticky";
+
+struct ExchangeSettings {
+  std::string brokers;  // librdkafka bootstrap.servers: "host:port,host:port"
+  std::vector<std::pair<std::string, std::string>> properties;  // --exchange-config, in order
+  std::string topic = kDefaultTopic;
+  std::string group = kDefaultGroup;
+  std::uint32_t sample_one_in = 1;
+  std::string host_name;                 // sender's name in every batch
+  std::vector<std::string> netns_paths;  // namespaces whose addresses are this agent's ("" = own)
+};
+
+// Returns an error message naming the option, or "" when all is valid.
+std::string parse_exchange_settings(const std::string& exchange, const std::vector<std::string>& config,
+                                    const std::string& topic, const std::string& group, const std::string& sample,
+                                    ExchangeSettings& out);
+
+}  // namespace skewscope::exchange

@@ -1,0 +1,355 @@
+#include "exchange/kafka_exchange.hpp"
+
+#include <chrono>
+#include <cstring>
+#include <iostream>
+#include <set>
+#include <vector>
+
+#include "capture/clock_mapping.hpp"
+#include "cli/agent_core.hpp"
+#include "exchange/flow_keys.hpp"
+#include "exchange/local_addresses.hpp"
+
+namespace skewscope::exchange {
+namespace {
+
+constexpr std::int64_t kMs = 1'000'000;
+
+// Defaults chosen for the exchange; any of them may be overridden by --exchange-config.
+const std::vector<std::pair<const char*, const char*>> kProducerDefaults = {
+    {"queue.buffering.max.kbytes", "8192"},      // the byte bound of the produce queue
+    {"queue.buffering.max.messages", "1000000"},  // so that bytes, not records, are the bound
+    {"linger.ms", "20"},                          // adds at most 20 ms to the pairing delay
+    {"message.timeout.ms", "10000"},              // undelivered after 10 s: dropped and counted
+    {"reconnect.backoff.max.ms", "1000"},
+};
+const std::vector<std::pair<const char*, const char*>> kConsumerDefaults = {
+    {"enable.auto.commit", "true"},
+    {"auto.commit.interval.ms", "1000"},  // a new owner re-reads at most ~1 s of its partitions
+    {"auto.offset.reset", "latest"},      // never replay an old backlog into today's windows
+    {"session.timeout.ms", "6000"},       // a dead agent's partitions move within seconds
+    {"heartbeat.interval.ms", "1000"},
+    {"fetch.wait.max.ms", "100"},
+    {"reconnect.backoff.max.ms", "1000"},
+};
+
+bool set(rd_kafka_conf_t* conf, const std::string& key, const std::string& value, std::string& error) {
+  char err[512] = {};
+  if (rd_kafka_conf_set(conf, key.c_str(), value.c_str(), err, sizeof err) == RD_KAFKA_CONF_OK) return true;
+  error = key + ": " + err;
+  return false;
+}
+
+rd_kafka_conf_t* make_conf(const ExchangeSettings& s, const std::vector<std::pair<const char*, const char*>>& defaults,
+                           const char* role, std::string& error) {
+  rd_kafka_conf_t* conf = rd_kafka_conf_new();
+  bool ok = set(conf, "bootstrap.servers", s.brokers, error) &&
+            set(conf, "client.id", "skewscope-" + s.host_name + "-" + role, error);
+  for (const auto& [k, v] : defaults) ok = ok && set(conf, k, v, error);
+  for (const auto& [k, v] : s.properties) ok = ok && set(conf, k, v, error);
+  if (!ok) {
+    rd_kafka_conf_destroy(conf);
+    return nullptr;
+  }
+  return conf;
+}
+
+std::vector<std::int32_t> partitions_of(const rd_kafka_topic_partition_list_t* parts) {
+  std::vector<std::int32_t> out;
+  for (int i = 0; i < parts->cnt; ++i) out.push_back(parts->elems[i].partition);
+  return out;
+}
+
+}  // namespace
+
+KafkaExchange::KafkaExchange(const ExchangeSettings& settings, AgentCore& core, std::mutex& core_lock)
+    : settings_(settings), core_(core), core_lock_(core_lock) {
+  stats_.brokers = settings.brokers;
+  stats_.topic = settings.topic;
+  stats_.group = settings.group;
+}
+
+std::unique_ptr<KafkaExchange> KafkaExchange::create(const ExchangeSettings& settings, AgentCore& core,
+                                                     std::mutex& core_lock, std::string& error) {
+  std::unique_ptr<KafkaExchange> x(new KafkaExchange(settings, core, core_lock));
+  rd_kafka_conf_t* pconf = make_conf(settings, kProducerDefaults, "producer", error);
+  if (!pconf) return nullptr;
+  if (!set(pconf, "partitioner", kPartitioner, error)) return rd_kafka_conf_destroy(pconf), nullptr;
+  rd_kafka_conf_set_opaque(pconf, x.get());
+  rd_kafka_conf_set_dr_msg_cb(pconf, delivery_cb);
+  rd_kafka_conf_set_log_cb(pconf, log_cb);
+  char err[512] = {};
+  x->producer_ = rd_kafka_new(RD_KAFKA_PRODUCER, pconf, err, sizeof err);
+  if (!x->producer_) {
+    error = std::string("kafka producer: ") + err;
+    return nullptr;
+  }
+  rd_kafka_conf_t* cconf = make_conf(settings, kConsumerDefaults, "consumer", error);
+  if (!cconf) return nullptr;
+  if (!set(cconf, "group.id", settings.group, error) ||
+      !set(cconf, "partition.assignment.strategy", kAssignor, error))
+    return rd_kafka_conf_destroy(cconf), nullptr;
+  rd_kafka_conf_set_opaque(cconf, x.get());
+  rd_kafka_conf_set_rebalance_cb(cconf, rebalance_cb);
+  rd_kafka_conf_set_log_cb(cconf, log_cb);
+  x->consumer_ = rd_kafka_new(RD_KAFKA_CONSUMER, cconf, err, sizeof err);
+  if (!x->consumer_) {
+    error = std::string("kafka consumer: ") + err;
+    return nullptr;
+  }
+  rd_kafka_poll_set_consumer(x->consumer_);
+  return x;
+}
+
+KafkaExchange::~KafkaExchange() {
+  stop();
+  if (consumer_) rd_kafka_destroy(consumer_);
+  if (producer_) rd_kafka_destroy(producer_);
+}
+
+void KafkaExchange::log_cb(const rd_kafka_t* rk, int level, const char* fac, const char* buf) {
+  auto* self = static_cast<KafkaExchange*>(rd_kafka_opaque(rk));
+  if (level > 4 || !self) return;  // warnings and worse
+  std::string line = std::string(fac) + ": " + buf;
+  std::lock_guard guard(self->stats_lock_);
+  self->stats_.last_error = line;
+}
+
+void KafkaExchange::rebalance_cb(rd_kafka_t* rk, rd_kafka_resp_err_t err, rd_kafka_topic_partition_list_t* parts,
+                                 void* opaque) {
+  static_cast<KafkaExchange*>(opaque)->on_rebalance(rk, err, parts);
+}
+
+void KafkaExchange::delivery_cb(rd_kafka_t*, const rd_kafka_message_t* msg, void* opaque) {
+  static_cast<KafkaExchange*>(opaque)->on_delivery(msg);
+}
+
+void KafkaExchange::on_rebalance(rd_kafka_t* rk, rd_kafka_resp_err_t err, rd_kafka_topic_partition_list_t* parts) {
+  // Cooperative: only the moved partitions come and go; the others keep their state.
+  const bool cooperative = std::strcmp(rd_kafka_rebalance_protocol(rk), "COOPERATIVE") == 0;
+  const auto list = partitions_of(parts);
+  if (err == RD_KAFKA_RESP_ERR__ASSIGN_PARTITIONS) {
+    {
+      std::lock_guard guard(core_lock_);
+      core_.assign_partitions(list, monotonic_now_ns());
+    }
+    for (auto p : list) next_offset_.erase(p);
+    if (cooperative) {
+      if (rd_kafka_error_t* e = rd_kafka_incremental_assign(rk, parts)) rd_kafka_error_destroy(e);
+    } else {
+      rd_kafka_assign(rk, parts);
+    }
+  } else {
+    {
+      std::lock_guard guard(core_lock_);
+      core_.revoke_partitions(list);
+    }
+    for (auto p : list) next_offset_.erase(p);
+    if (cooperative) {
+      if (rd_kafka_error_t* e = rd_kafka_incremental_unassign(rk, parts)) rd_kafka_error_destroy(e);
+    } else {
+      rd_kafka_assign(rk, nullptr);
+    }
+  }
+}
+
+void KafkaExchange::count_drop(DropReason reason, std::uint64_t halves, const std::string& key) {
+  dropped_since_batch_[key] += halves;
+  std::lock_guard guard(stats_lock_);
+  stats_.dropped[static_cast<std::size_t>(reason)] += halves;
+}
+
+void KafkaExchange::on_delivery(const rd_kafka_message_t* msg) {
+  const auto halves = static_cast<std::uint64_t>(reinterpret_cast<std::uintptr_t>(msg->_private));
+  if (msg->err) {
+    count_drop(DropReason::delivery_failed, halves, std::string(static_cast<const char*>(msg->key), msg->key_len));
+    return;
+  }
+  std::lock_guard guard(stats_lock_);
+  stats_.halves_produced += halves;
+  ++stats_.records_produced;
+}
+
+void KafkaExchange::refresh_addresses() {
+  std::set<Address> owned;
+  for (const auto& path : settings_.netns_paths) {
+    std::string error;
+    if (!read_netns_addresses(path, owned, error)) {
+      // Keep the previous set: a domain that vanished for a moment must not turn local pairs
+      // into shipped ones and back.
+      std::lock_guard guard(stats_lock_);
+      stats_.last_error = "local addresses: " + error;
+      return;
+    }
+  }
+  std::lock_guard guard(core_lock_);
+  core_.set_owned_addresses(std::move(owned));
+}
+
+void KafkaExchange::produce_outgoing() {
+  std::vector<WireHalf> out;
+  std::vector<std::string> names;
+  {
+    std::lock_guard guard(core_lock_);
+    core_.take_outgoing(out);
+    if (out.empty()) return;
+    for (std::size_t i = 0; i < core_.domains().size(); ++i) names.push_back(core_.domains().name(static_cast<DomainId>(i)));
+  }
+  // One record per key: a host pair's halves travel together, in capture order.
+  std::unordered_map<std::string, WireBatch> batches;
+  std::unordered_map<std::string, std::unordered_map<std::uint32_t, std::uint32_t>> domain_index;
+  for (WireHalf& h : out) {
+    std::string key = host_pair_key(h.flow);
+    WireBatch& b = batches[key];
+    auto& index = domain_index[key];
+    auto [it, added] = index.try_emplace(h.domain, static_cast<std::uint32_t>(b.domains.size()));
+    if (added) b.domains.push_back(names.at(h.domain));
+    h.domain = it->second;
+    b.halves.push_back(h);
+  }
+  for (auto& [key, batch] : batches) {
+    batch.host = settings_.host_name;
+    auto& dropped = dropped_since_batch_[key];
+    batch.dropped_before = dropped;
+    const std::uint64_t halves = batch.halves.size();
+    std::string value = encode_record(batch);
+    rd_kafka_resp_err_t err = rd_kafka_producev(
+        producer_, RD_KAFKA_V_TOPIC(settings_.topic.c_str()), RD_KAFKA_V_KEY(key.data(), key.size()),
+        RD_KAFKA_V_VALUE(value.data(), value.size()), RD_KAFKA_V_MSGFLAGS(RD_KAFKA_MSG_F_COPY),
+        RD_KAFKA_V_OPAQUE(reinterpret_cast<void*>(static_cast<std::uintptr_t>(halves))), RD_KAFKA_V_END);
+    if (err == RD_KAFKA_RESP_ERR_NO_ERROR) {
+      dropped = 0;
+    } else {
+      count_drop(err == RD_KAFKA_RESP_ERR__QUEUE_FULL ? DropReason::queue_full : DropReason::delivery_failed, halves, key);
+    }
+  }
+}
+
+void KafkaExchange::consume(std::int64_t budget_ms) {
+  struct Item {
+    std::int32_t partition;
+    WireBatch batch;
+  };
+  std::vector<Item> items;
+  std::vector<std::pair<std::int32_t, std::uint64_t>> gaps;
+  std::array<std::uint64_t, static_cast<std::size_t>(RecordReject::count_)> rejected{};
+  const std::int64_t deadline = monotonic_now_ns() + budget_ms * kMs;
+  for (int i = 0; i < 2000; ++i) {
+    const std::int64_t left = (deadline - monotonic_now_ns()) / kMs;
+    rd_kafka_message_t* msg = rd_kafka_consumer_poll(consumer_, static_cast<int>(std::max<std::int64_t>(left, 0)));
+    if (!msg) break;
+    if (msg->err == RD_KAFKA_RESP_ERR_NO_ERROR) {
+      // Records skipped on a partition (the broker dropped them before we read them) are lost
+      // halves; the offsets say how many records, not how many halves.
+      auto next = next_offset_.find(msg->partition);
+      if (next != next_offset_.end() && msg->offset > next->second) gaps.emplace_back(msg->partition, msg->offset - next->second);
+      next_offset_[msg->partition] = msg->offset + 1;
+      DecodedRecord d = decode_record({static_cast<const std::uint8_t*>(msg->payload), msg->len});
+      if (d.batch) {
+        items.push_back({msg->partition, std::move(*d.batch)});
+      } else {
+        ++rejected[static_cast<std::size_t>(d.reject)];
+      }
+    } else if (msg->err != RD_KAFKA_RESP_ERR__PARTITION_EOF) {
+      std::lock_guard guard(stats_lock_);
+      stats_.last_error = rd_kafka_message_errstr(msg);
+    }
+    rd_kafka_message_destroy(msg);
+    if (monotonic_now_ns() >= deadline) break;
+  }
+  {
+    std::lock_guard guard(stats_lock_);
+    for (std::size_t i = 0; i < rejected.size(); ++i) stats_.rejected[i] += rejected[i];
+  }
+  if (items.empty() && gaps.empty()) return;
+  const std::int64_t now = monotonic_now_ns();
+  std::lock_guard guard(core_lock_);
+  for (const auto& [p, n] : gaps) core_.note_partition_gap(p, n, now);
+  for (const auto& item : items) core_.ingest_remote(item.partition, item.batch, now);
+}
+
+void KafkaExchange::update_status() {
+  // Connected: a broker answered a metadata request just now (bounded wait, on this thread only).
+  const rd_kafka_metadata_t* md = nullptr;
+  const bool connected = rd_kafka_metadata(producer_, 0, nullptr, &md, 500) == RD_KAFKA_RESP_ERR_NO_ERROR;
+  if (md) rd_kafka_metadata_destroy(md);
+  std::optional<std::int64_t> lag;
+  rd_kafka_topic_partition_list_t* assigned = nullptr;
+  if (rd_kafka_assignment(consumer_, &assigned) == RD_KAFKA_RESP_ERR_NO_ERROR && assigned) {
+    rd_kafka_position(consumer_, assigned);
+    std::int64_t total = 0;
+    bool known = assigned->cnt > 0;
+    for (int i = 0; i < assigned->cnt; ++i) {
+      const auto& tp = assigned->elems[i];
+      std::int64_t low = 0, high = 0;
+      if (rd_kafka_get_watermark_offsets(consumer_, tp.topic, tp.partition, &low, &high) != RD_KAFKA_RESP_ERR_NO_ERROR ||
+          high < 0) {
+        known = false;
+        continue;
+      }
+      const std::int64_t position = tp.offset >= 0 ? tp.offset : high;
+      total += std::max<std::int64_t>(0, high - position);
+    }
+    if (known) lag = total;
+    rd_kafka_topic_partition_list_destroy(assigned);
+  }
+  std::lock_guard guard(stats_lock_);
+  stats_.connected = connected;
+  stats_.consumer_lag = lag;
+}
+
+void KafkaExchange::start() {
+  refresh_addresses();
+  last_refresh_ns_ = monotonic_now_ns();
+  rd_kafka_topic_partition_list_t* topics = rd_kafka_topic_partition_list_new(1);
+  rd_kafka_topic_partition_list_add(topics, settings_.topic.c_str(), RD_KAFKA_PARTITION_UA);
+  if (rd_kafka_resp_err_t err = rd_kafka_subscribe(consumer_, topics); err != RD_KAFKA_RESP_ERR_NO_ERROR) {
+    std::lock_guard guard(stats_lock_);
+    stats_.last_error = std::string("subscribe: ") + rd_kafka_err2str(err);
+  }
+  rd_kafka_topic_partition_list_destroy(topics);
+  thread_ = std::thread([this] { run(); });
+}
+
+void KafkaExchange::run() {
+  while (!stopping_) {
+    const std::int64_t now = monotonic_now_ns();
+    if (now - last_refresh_ns_ >= 2000 * kMs) {  // interfaces change rarely; a netlink dump is cheap
+      refresh_addresses();
+      last_refresh_ns_ = now;
+    }
+    produce_outgoing();
+    rd_kafka_poll(producer_, 0);  // delivery reports
+    consume(10);
+    if (now - last_status_ns_ >= 1000 * kMs) {
+      update_status();
+      last_status_ns_ = now;
+    }
+  }
+}
+
+void KafkaExchange::stop() {
+  if (!thread_.joinable()) return;
+  stopping_ = true;
+  thread_.join();
+  produce_outgoing();
+  rd_kafka_flush(producer_, 1000);
+  rd_kafka_consumer_close(consumer_);  // leaves the group: the partitions move without waiting for the session timeout
+}
+
+void KafkaExchange::fill(ExchangeReport& report) const {
+  std::lock_guard guard(stats_lock_);
+  report.connected = stats_.connected;
+  report.brokers = stats_.brokers;
+  report.topic = stats_.topic;
+  report.group = stats_.group;
+  report.consumer_lag = stats_.consumer_lag;
+  report.halves_produced = stats_.halves_produced;
+  report.records_produced = stats_.records_produced;
+  for (std::size_t i = 0; i < report.dropped.size(); ++i) report.dropped[i] += stats_.dropped[i];
+  for (std::size_t i = 0; i < report.rejected.size(); ++i) report.rejected[i] += stats_.rejected[i];
+  report.last_error = stats_.last_error;
+}
+
+}  // namespace skewscope::exchange

@@ -1,0 +1,78 @@
+// Kafka record value <-> batch of halves. Pure functions over bytes: a record from the topic, a
+// file or a fuzzer decodes the same way, and anything malformed is a counted rejection.
+//
+// Layout: "SK", format version (1), flags (0), payload length (u32 little-endian), then the
+// protobuf skewscope.v1.HalvesBatch (proto/skewscope/v1/halves.proto). The explicit length makes
+// every truncated record detectable (a protobuf message alone may end on a field boundary).
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "skewscope/half.hpp"
+
+namespace skewscope::exchange {
+
+inline constexpr std::uint8_t kRecordVersion = 1;
+inline constexpr std::size_t kEnvelopeBytes = 8;
+inline constexpr std::size_t kMaxHalvesPerRecord = 1 << 16;
+inline constexpr std::size_t kMaxDomainsPerRecord = 256;
+
+// One half as shipped: no monotonic time (it means nothing on another host), the domain clock's
+// wall-clock reading instead, and the domain as an index into the batch's names.
+struct WireHalf {
+  HalfKind kind = HalfKind::send;
+  Transport transport = Transport::tcp;
+  FlowKey flow;
+  std::uint32_t seq = 0;
+  std::uint32_t bytes = 0;
+  std::int64_t realtime_ns = 0;
+  std::uint32_t domain = 0;
+  bool operator==(const WireHalf&) const = default;
+};
+
+struct WireBatch {
+  std::string host;
+  std::vector<std::string> domains;
+  std::int64_t clock_error_bound_ns = 0;  // 0: unknown
+  std::uint32_t clock_status = 0;
+  std::uint64_t dropped_before = 0;
+  std::vector<WireHalf> halves;
+  bool operator==(const WireBatch&) const = default;
+};
+
+enum class RecordReject : std::uint8_t {
+  truncated,        // shorter than the envelope or than its declared payload
+  bad_magic,        // not a skewscope record
+  unknown_version,  // a format this agent does not read
+  trailing_bytes,   // longer than its declared payload
+  bad_protobuf,     // payload does not parse
+  invalid_content,  // parses, but an index, address, kind or count is out of range
+  count_
+};
+inline const char* record_reject_name(RecordReject r) {
+  switch (r) {
+    case RecordReject::truncated: return "truncated";
+    case RecordReject::bad_magic: return "bad_magic";
+    case RecordReject::unknown_version: return "unknown_version";
+    case RecordReject::trailing_bytes: return "trailing_bytes";
+    case RecordReject::bad_protobuf: return "bad_protobuf";
+    case RecordReject::invalid_content: return "invalid_content";
+    case RecordReject::count_: break;
+  }
+  return "unknown";
+}
+
+struct DecodedRecord {
+  std::optional<WireBatch> batch;
+  RecordReject reject = RecordReject::truncated;  // meaningful only when !batch
+};
+
+// Halves must reference domains[0..size) and the batch must respect the limits above.
+std::string encode_record(const WireBatch& batch);
+DecodedRecord decode_record(std::span<const std::uint8_t> bytes);
+
+}  // namespace skewscope::exchange

@@ -1,0 +1,143 @@
+#include "exchange/remote_pairing.hpp"
+
+#include <algorithm>
+
+namespace skewscope::exchange {
+
+RemotePairing::RemotePairing(CorrelatorLimits limits, std::int64_t window_ns, estimate::Config estimate_config,
+                             std::size_t max_remote_domains)
+    : limits_(limits), window_ns_(window_ns), estimate_config_(estimate_config), max_remote_domains_(max_remote_domains) {}
+
+void RemotePairing::assign(const std::vector<std::int32_t>& partitions, std::int64_t now_ns) {
+  for (auto p : partitions) {
+    auto [it, inserted] = partitions_.try_emplace(p, limits_, window_ns_, estimate_config_);
+    if (inserted) it->second.owned_since_ns = now_ns;
+  }
+}
+
+void RemotePairing::revoke(const std::vector<std::int32_t>& partitions) {
+  for (auto p : partitions) {
+    auto it = partitions_.find(p);
+    if (it == partitions_.end()) continue;
+    // Halves still waiting for their other half will find it on the new owner, not here.
+    dropped_[static_cast<std::size_t>(DropReason::partition_revoked)] +=
+        it->second.correlator.pending_sends() + it->second.correlator.pending_recvs();
+    partitions_.erase(it);
+  }
+}
+
+std::vector<std::int32_t> RemotePairing::owned() const {
+  std::vector<std::int32_t> out;
+  for (const auto& [p, _] : partitions_) out.push_back(p);
+  return out;
+}
+
+std::optional<std::int64_t> RemotePairing::pair_bound(DomainId src, DomainId dst) const {
+  auto a = domain_bound_ns_.find(src), b = domain_bound_ns_.find(dst);
+  if (a == domain_bound_ns_.end() || b == domain_bound_ns_.end()) return std::nullopt;
+  return a->second + b->second;
+}
+
+void RemotePairing::ingest(std::int32_t partition, const WireBatch& batch, std::int64_t now_ns,
+                           std::int64_t realtime_minus_mono_ns, DomainRegistry& domains) {
+  auto it = partitions_.find(partition);
+  if (it == partitions_.end()) return;  // a record fetched just before its partition was revoked
+  Partition& part = it->second;
+  ++records_consumed_;
+  if (batch.dropped_before > 0) part.last_loss_ns = now_ns;
+
+  batch_domains_.clear();
+  for (const auto& name : batch.domains) {
+    auto id = domains.intern_remote(name, max_remote_domains_);
+    batch_domains_.push_back(id ? *id : DomainId{0xffff});
+    if (id && batch.clock_error_bound_ns > 0) domain_bound_ns_[*id] = batch.clock_error_bound_ns;
+  }
+  spans_.clear();
+  for (const WireHalf& w : batch.halves) {
+    ++halves_consumed_;
+    const DomainId domain = batch_domains_[w.domain];
+    if (domain == 0xffff) {
+      ++dropped_[static_cast<std::size_t>(DropReason::remote_domain_full)];
+      part.last_loss_ns = now_ns;
+      continue;
+    }
+    Half h;
+    h.kind = w.kind;
+    h.transport = w.transport;
+    h.flow = w.flow;
+    h.seq = w.seq;
+    h.bytes = w.bytes;
+    h.capture_ns = now_ns;  // ages by arrival on this host: the sender's monotonic clock means nothing here
+    h.domain_ns = w.realtime_ns;
+    h.domain = domain;
+    part.correlator.add(h, spans_);
+  }
+  const auto full = part.correlator.counters().dropped_table_full;
+  if (full != part.table_full_seen) {
+    dropped_[static_cast<std::size_t>(DropReason::pending_full)] += full - part.table_full_seen;
+    part.table_full_seen = full;
+    part.last_loss_ns = now_ns;
+  }
+  for (Span& span : spans_) {
+    // The receive's wall-clock stamp on this host's monotonic axis: spacing between spans is
+    // exact to the receiver's clock rate (ppm), the placement off by the receiver's clock error
+    // (ms). Clamped so that a wild remote clock can neither date a span in the future nor before
+    // its halves could have been waiting.
+    const std::int64_t mapped = span.recv_ns - realtime_minus_mono_ns;
+    span.capture_ns = std::clamp(mapped, now_ns - limits_.send_max_age_ns, now_ns);
+    part.health.add(span, pair_bound(span.src, span.dst));
+    part.estimator.observe(span);
+  }
+}
+
+void RemotePairing::note_gap(std::int32_t partition, std::uint64_t records, std::int64_t now_ns) {
+  auto it = partitions_.find(partition);
+  if (it == partitions_.end()) return;
+  dropped_[static_cast<std::size_t>(DropReason::offset_gap)] += records;
+  it->second.last_loss_ns = now_ns;
+}
+
+void RemotePairing::tick(std::int64_t now_ns, bool estimate) {
+  for (auto& [_, part] : partitions_) {
+    part.correlator.expire(now_ns);
+    if (estimate) part.estimator.tick(now_ns);
+  }
+}
+
+bool RemotePairing::uncertain(const Partition& p, std::int64_t now_ns) const {
+  return now_ns - p.owned_since_ns < window_ns_ || (p.last_loss_ns && now_ns - *p.last_loss_ns < window_ns_);
+}
+
+void RemotePairing::append_to(AgentReport& report, std::int64_t now_ns) const {
+  for (const auto& [_, part] : partitions_) {
+    auto at_risk = [&](const PairKey& k) {
+      auto e = part.estimator.estimate(k.src, k.dst);
+      if (!e) return false;
+      if (e->at_risk) return true;
+      auto bound = pair_bound(k.src, k.dst);
+      return bound && e->dt_min_ns && static_cast<double>(*bound) >= *e->dt_min_ns;
+    };
+    HealthReport h = part.health.report(now_ns, at_risk);
+    const bool unsure = uncertain(part, now_ns);
+    for (PairReport& pair : h.pairs) {
+      if (unsure) pair.state = PairState::unknown;
+      if (pair.health == 0) report.health.health = 0;
+      report.health.pairs.push_back(std::move(pair));
+    }
+    for (auto& e : part.estimator.estimates()) report.estimates.push_back(e);
+  }
+  std::sort(report.health.pairs.begin(), report.health.pairs.end(),
+            [](const PairReport& a, const PairReport& b) { return a.key < b.key; });
+  for (const auto& [id, bound] : domain_bound_ns_)
+    if (id < report.domain_clocks.size() && !report.domain_clocks[id].error_bound_ns)
+      report.domain_clocks[id].error_bound_ns = bound;
+}
+
+void RemotePairing::fill(ExchangeReport& report) const {
+  report.partitions = owned();
+  report.halves_consumed = halves_consumed_;
+  report.records_consumed = records_consumed_;
+  for (std::size_t i = 0; i < dropped_.size(); ++i) report.dropped[i] += dropped_[i];
+}
+
+}  // namespace skewscope::exchange

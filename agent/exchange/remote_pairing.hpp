@@ -1,0 +1,78 @@
+// Pairing of the halves this agent consumes from the exchange: one correlator, health window and
+// estimator per owned Kafka partition, so that a partition that moves away takes its state with
+// it and a partition that arrives starts empty, as DESIGN.md says. No I/O, no threads: the agent
+// core calls it under its lock.
+//
+// Time base (see README.md): nothing here compares two hosts' monotonic clocks. Halves wait in the
+// correlator by this agent's monotonic time of arrival; a span's position on the windows' time
+// axis is its receive half's wall-clock stamp, mapped into this agent's monotonic base.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <unordered_map>
+#include <vector>
+
+#include "correlate/correlator.hpp"
+#include "domains/domain_registry.hpp"
+#include "estimate/estimator.hpp"
+#include "exchange/exchange_report.hpp"
+#include "exchange/record_codec.hpp"
+#include "health/agent_report.hpp"
+#include "health/health_tracker.hpp"
+
+namespace skewscope::exchange {
+
+class RemotePairing {
+ public:
+  RemotePairing(CorrelatorLimits limits, std::int64_t window_ns, estimate::Config estimate_config,
+                std::size_t max_remote_domains = 1024);
+
+  void assign(const std::vector<std::int32_t>& partitions, std::int64_t now_ns);
+  void revoke(const std::vector<std::int32_t>& partitions);
+  std::vector<std::int32_t> owned() const;
+
+  // `realtime_minus_mono_ns`: this agent's CLOCK_REALTIME - CLOCK_MONOTONIC now.
+  void ingest(std::int32_t partition, const WireBatch& batch, std::int64_t now_ns,
+              std::int64_t realtime_minus_mono_ns, DomainRegistry& domains);
+  // Records the broker no longer had (offset jump): their halves are lost to this partition.
+  void note_gap(std::int32_t partition, std::uint64_t records, std::int64_t now_ns);
+  // Ages pending halves; `estimate` also re-evaluates the estimators (about once a second).
+  void tick(std::int64_t now_ns, bool estimate);
+
+  // Adds the owned partitions' pairs and estimates to a report built by the agent core. A pair
+  // whose partition arrived, or lost halves, less than a window ago is `unknown`: its window is
+  // not complete, whatever it holds.
+  void append_to(AgentReport& report, std::int64_t now_ns) const;
+  void fill(ExchangeReport& report) const;
+
+  std::uint64_t drops(DropReason r) const { return dropped_[static_cast<std::size_t>(r)]; }
+
+ private:
+  struct Partition {
+    Partition(CorrelatorLimits limits, std::int64_t window_ns, estimate::Config c)
+        : correlator(limits), health(window_ns), estimator(c) {}
+    Correlator correlator;
+    HealthTracker health;
+    estimate::Estimator estimator;
+    std::int64_t owned_since_ns = 0;
+    std::optional<std::int64_t> last_loss_ns;
+    std::uint64_t table_full_seen = 0;
+  };
+  bool uncertain(const Partition& p, std::int64_t now_ns) const;
+  std::optional<std::int64_t> pair_bound(DomainId src, DomainId dst) const;
+
+  CorrelatorLimits limits_;
+  std::int64_t window_ns_;
+  estimate::Config estimate_config_;
+  std::size_t max_remote_domains_;
+  std::map<std::int32_t, Partition> partitions_;
+  std::unordered_map<DomainId, std::int64_t> domain_bound_ns_;  // from each sender's batches
+  std::array<std::uint64_t, static_cast<std::size_t>(DropReason::count_)> dropped_{};
+  std::uint64_t halves_consumed_ = 0, records_consumed_ = 0;
+  std::vector<Span> spans_;
+  std::vector<DomainId> batch_domains_;
+};
+
+}  // namespace skewscope::exchange

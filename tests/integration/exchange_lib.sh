@@ -1,0 +1,64 @@
+# Shared by tests/integration/exchange_*.test.sh (after lib.sh): a test Kafka on the root's
+# loopback and several agents, each with its own log, control socket and URL. The agents run in
+# the root namespace (they trace every namespace; --domain ...=netns:PATH selects), so they reach
+# the Kafka at 127.0.0.1 directly.
+KAFKA_TOOL=$BUILD/tests/tools/test_kafka
+TOPIC=skewscope.halves.v1
+KAFKA_FIFO=$WORK/kafka.fifo
+KAFKA_OUT=$WORK/kafka.out
+BOOTSTRAP=
+declare -A AGENT_URLS AGENT_PIDS
+
+start_kafka() {  # start_kafka PARTITIONS
+  "$KAFKA_TOOL" --topic "$TOPIC:$1:3" --fifo "$KAFKA_FIFO" --bootstrap-file "$WORK/bootstrap" \
+    >"$KAFKA_OUT" 2>"$WORK/kafka.err" &
+  BACKGROUND+=($!)
+  wait_until 10 test -s "$WORK/bootstrap" || fail "test_kafka printed no bootstrap"
+  BOOTSTRAP=$(cat "$WORK/bootstrap")
+  note "test kafka at $BOOTSTRAP"
+}
+
+kafka_cmd() {  # kafka_cmd LINE: one fault command, its one-line answer
+  local before
+  before=$(wc -l <"$KAFKA_OUT")
+  echo "$1" >"$KAFKA_FIFO"
+  wait_until 10 test "$(wc -l <"$KAFKA_OUT")" -gt "$before" || fail "no answer to '$1'"
+  sed -n "$((before + 1))p" "$KAFKA_OUT"
+}
+
+start_named_agent() {  # start_named_agent NAME ARGS...: AGENT_URLS[NAME], AGENT_PIDS[NAME]
+  local name=$1; shift
+  "$SKEWSCOPE" agent --listen 127.0.0.1:0 --control-socket "$WORK/$name.sock" "$@" >"$WORK/agent-$name.log" 2>&1 &
+  local pid=$!
+  BACKGROUND+=($pid)
+  AGENT_PIDS[$name]=$pid
+  local port=
+  for _ in $(seq 1 100); do
+    port=$(sed -n 's/.*listening on 127\.0\.0\.1:\([0-9]*\).*/\1/p' "$WORK/agent-$name.log")
+    [ -n "$port" ] && break
+    kill -0 "$pid" 2>/dev/null || { cat "$WORK/agent-$name.log"; fail "agent $name exited"; }
+    sleep 0.1
+  done
+  [ -n "$port" ] || fail "agent $name did not start"
+  AGENT_URLS[$name]=http://127.0.0.1:$port
+}
+
+agent_status() { curl -sf --max-time 5 "${AGENT_URLS[$1]}/api/v1/status" || echo '{}'; }
+
+# pair_from AGENT SRC DST FIELD: that agent's view of a tcp pair ("none" when it does not report it)
+pair_from() {
+  agent_status "$1" | jq -r --arg s "$2" --arg d "$3" --arg f "$4" \
+    '[.pairs[]? | select(.src==$s and .dst==$d and .transport=="tcp")][0][$f] // "none"'
+}
+
+# owned_total AGENT...: partitions owned, summed over the agents
+owned_total() {
+  local a total=0 n
+  for a in "$@"; do
+    n=$(agent_status "$a" | jq -r '.exchange.partitions | length? // 0')
+    total=$((total + n))
+  done
+  echo $total
+}
+
+show_agent_logs() { for f in "$WORK"/agent-*.log; do echo "--- $f"; tail -15 "$f"; done; }
