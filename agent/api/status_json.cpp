@@ -37,6 +37,7 @@ nlohmann::json exchange_json(const exchange::ExchangeReport& x) {
           {"records", {{"produced", x.records_produced}, {"consumed", x.records_consumed}}},
           {"dropped", dropped},
           {"records_rejected", rejected},
+          {"unpaired_sends", x.unpaired_sends},
           {"remote_domains", x.remote_domains},
           {"local_addresses", x.local_addresses},
           {"last_error", x.last_error.empty() ? json(nullptr) : json(x.last_error)}};

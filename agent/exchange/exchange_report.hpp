@@ -51,6 +51,7 @@ struct ExchangeReport {
   std::uint64_t records_produced = 0, records_consumed = 0;
   std::array<std::uint64_t, static_cast<std::size_t>(DropReason::count_)> dropped{};
   std::array<std::uint64_t, static_cast<std::size_t>(RecordReject::count_)> rejected{};
+  std::uint64_t unpaired_sends = 0;  // consumed sends never matched on this owner (aged out)
   std::uint64_t remote_domains = 0;
   std::uint64_t local_addresses = 0;
   std::string last_error;

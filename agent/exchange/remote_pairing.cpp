@@ -22,6 +22,7 @@ void RemotePairing::revoke(const std::vector<std::int32_t>& partitions) {
     // Halves still waiting for their other half will find it on the new owner, not here.
     dropped_[static_cast<std::size_t>(DropReason::partition_revoked)] +=
         it->second.correlator.pending_sends() + it->second.correlator.pending_recvs();
+    unpaired_sends_revoked_ += it->second.correlator.counters().sends_expired;
     partitions_.erase(it);
   }
 }
@@ -137,6 +138,8 @@ void RemotePairing::fill(ExchangeReport& report) const {
   report.partitions = owned();
   report.halves_consumed = halves_consumed_;
   report.records_consumed = records_consumed_;
+  report.unpaired_sends = unpaired_sends_revoked_;
+  for (const auto& [_, part] : partitions_) report.unpaired_sends += part.correlator.counters().sends_expired;
   for (std::size_t i = 0; i < dropped_.size(); ++i) report.dropped[i] += dropped_[i];
 }
 

@@ -71,6 +71,7 @@ class RemotePairing {
   std::unordered_map<DomainId, std::int64_t> domain_bound_ns_;  // from each sender's batches
   std::array<std::uint64_t, static_cast<std::size_t>(DropReason::count_)> dropped_{};
   std::uint64_t halves_consumed_ = 0, records_consumed_ = 0;
+  std::uint64_t unpaired_sends_revoked_ = 0;  // from partitions no longer owned
   std::vector<Span> spans_;
   std::vector<DomainId> batch_domains_;
 };

@@ -22,7 +22,8 @@ kafka_cmd() {  # kafka_cmd LINE: one fault command, its one-line answer
   local before
   before=$(wc -l <"$KAFKA_OUT")
   echo "$1" >"$KAFKA_FIFO"
-  wait_until 10 test "$(wc -l <"$KAFKA_OUT")" -gt "$before" || fail "no answer to '$1'"
+  answered() { test "$(wc -l <"$KAFKA_OUT")" -gt "$before"; }
+  wait_until 10 answered || fail "no answer to '$1'"
   sed -n "$((before + 1))p" "$KAFKA_OUT"
 }
 
