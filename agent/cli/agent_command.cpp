@@ -215,7 +215,6 @@ int run_agent(const AgentOptions& options) {
   sigaddset(&stop_signals, SIGTERM);
   pthread_sigmask(SIG_BLOCK, &stop_signals, nullptr);
 
-
   if (std::string error = ensure_tracefs(); !error.empty()) return runtime_error("tracefs: " + error);
 
   AgentCore core(std::move(*plan.domains), plan.core);
