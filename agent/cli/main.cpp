@@ -1,4 +1,4 @@
-// skewscope: the agent and its command-line clients (see ../shared/DESIGN.md, "Contract").
+// skewscope: the agent and its command-line clients (the contract: docs/contract.md).
 #include <CLI/CLI.hpp>
 #include <iostream>
 

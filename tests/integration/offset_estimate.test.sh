@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Offset bounds from traffic alone (issue 6): two lab hosts exchange request/response traffic
+# Offset bounds from traffic alone: two lab hosts exchange request/response traffic
 # while b's clock is simulated at 0, ±50 us, ±300 us, ±2 ms and drifting. Whenever the agent
 # reports an offset interval for a->b, the simulated truth must lie inside it (zero misses), and
 # the half-width must stay within a few times the lab's Δt_min. Then, at an offset below Δt_min

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The inference-pipeline experiment in quick mode (issue 4): both transports at 0 and 50 ms of
+# The inference-pipeline experiment in quick mode: both transports at 0 and 50 ms of
 # simulated skew on the inference host, the agent attached. bench/experiment itself asserts the
 # rows: outputs identical, zero negative spans at 0 ms on every hop, inversions and health 0 on
 # the hops infer sends on at 50 ms. Results go to a temporary folder, never bench/results.

@@ -1,4 +1,4 @@
-// Measured figures for issue 6, from synthetic traffic with a known offset (see synth.hpp):
+// Measured figures for the offset estimator, from synthetic traffic with a known offset (see synth.hpp):
 // estimation error and half-width versus offset, warm-up, drift, convergence after a step, and a
 // what-if table. Deterministic; run: build-dir/tests/unit/estimate/estimate_report
 #include <cmath>
