@@ -216,3 +216,22 @@ TEST_CASE("stop() returns well under a second with stalled clients connected, an
   CHECK(again.fd >= 0);
   if (again.fd >= 0) close(again.fd);
 }
+
+TEST_CASE("a TLS key libmicrohttpd cannot use fails bind(), with GnuTLS's reason, and frees the port") {
+  ListenSocket probe = open_listen_socket("127.0.0.1", 0);
+  REQUIRE(probe.fd >= 0);
+  const int port = probe.port;
+  close(probe.fd);
+  HttpApi api([] { return AgentReport{}; }, "x");
+  WebConfig config;
+  config.cert_pem = "-----BEGIN CERTIFICATE-----\nnot base64!\n-----END CERTIFICATE-----\n";
+  config.key_pem = "-----BEGIN PRIVATE KEY-----\nnot base64!\n-----END PRIVATE KEY-----\n";
+  REQUIRE(api.use_web_config(config).empty());
+  std::string error = api.bind("127.0.0.1", port);
+  CHECK(error.rfind("cannot start the HTTP server: ", 0) == 0);
+  CHECK(error.find("certificate") != std::string::npos);
+  CHECK(api.start() == "the HTTP endpoint is not bound");
+  ListenSocket again = open_listen_socket("127.0.0.1", port);
+  CHECK(again.fd >= 0);
+  if (again.fd >= 0) close(again.fd);
+}
