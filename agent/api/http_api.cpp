@@ -15,6 +15,7 @@
 #include "api/agent_metrics.hpp"
 #include "api/basic_auth.hpp"
 #include "api/listen_socket.hpp"
+#include "api/prometheus_writer.hpp"
 #include "api/request_deadlines.hpp"
 #include "api/status_json.hpp"
 
@@ -174,10 +175,29 @@ void HttpApi::add_route(const std::string& path, RouteFn handler) { routes_[path
 
 HttpReply HttpApi::answer(const std::string& path, const Query& query) const {
   if (path == "/") return {200, kLandingPage, "text/html; charset=utf-8"};
-  if (path == "/metrics") return {200, render_agent_metrics(report_(), version_), "text/plain; version=0.0.4; charset=utf-8"};
+  if (path == "/metrics") {
+    std::string text = render_agent_metrics(report_(), version_);
+    append_server_metrics(text);
+    return {200, std::move(text), "text/plain; version=0.0.4; charset=utf-8"};
+  }
   if (path == "/api/v1/status") return {200, status_json(report_()).dump() + "\n", "application/json"};
   if (auto it = routes_.find(path); it != routes_.end()) return it->second(query);
   return {404, "not found; see / for the endpoints\n", "text/plain"};
+}
+
+// The endpoint's own refusals are counted and exported like every other drop.
+void HttpApi::append_server_metrics(std::string& out) const {
+  PrometheusWriter w(out);
+  w.family("skewscope_http_connections_open", "gauge", "Connections to this HTTP endpoint, including this one.");
+  w.sample("skewscope_http_connections_open", static_cast<double>(server_->deadlines.open_connections()));
+  w.family("skewscope_http_connections_cut_total", "counter",
+           "Connections closed by the endpoint because a request took longer than the request deadline.");
+  w.sample("skewscope_http_connections_cut_total", {{"reason", "request_deadline"}},
+           static_cast<double>(deadline_cuts_.load()));
+  w.family("skewscope_http_auth_failures_total", "counter",
+           "Requests refused by basic auth: wrong or missing credentials (401), or over the password-check budget (429).");
+  w.sample("skewscope_http_auth_failures_total", {{"reason", "denied"}}, static_cast<double>(server_->auth.denied_total()));
+  w.sample("skewscope_http_auth_failures_total", {{"reason", "busy"}}, static_cast<double>(server_->auth.busy_total()));
 }
 
 std::string HttpApi::bind(const std::string& host, int port) {

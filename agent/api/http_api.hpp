@@ -70,6 +70,7 @@ class HttpApi {
 
   std::string create_server(int listen_fd);
   HttpReply answer(const std::string& path, const Query& query) const;
+  void append_server_metrics(std::string& out) const;
 
   ReportFn report_;
   std::string version_;

@@ -177,7 +177,9 @@ TEST_CASE("a client trickling its request is cut at the request deadline, not ke
   CHECK(closed);
   CHECK(seconds < 5.0);  // 200 bytes at 50 ms each would take 10 s
   CHECK(server.api.deadline_cuts() == 1);
-  CHECK(get(server.api.port(), "/metrics").rfind("HTTP/1.1 200", 0) == 0);
+  std::string metrics = get(server.api.port(), "/metrics");
+  CHECK(metrics.rfind("HTTP/1.1 200", 0) == 0);
+  CHECK(metrics.find("skewscope_http_connections_cut_total{reason=\"request_deadline\"} 1\n") != std::string::npos);
 }
 
 TEST_CASE("more connections from one address than allowed are closed at once") {
