@@ -19,6 +19,13 @@ BasicAuth::BasicAuth(std::map<std::string, std::string> users, CheckFn check)
     : users_(std::move(users)), slow_check_(std::move(check)) {}
 
 BasicAuth::Verdict BasicAuth::check(const char* user, const char* password, std::int64_t now_ns) {
+  Verdict verdict = decide(user, password, now_ns);
+  if (verdict == Verdict::denied) ++denied_;
+  if (verdict == Verdict::busy) ++busy_;
+  return verdict;
+}
+
+BasicAuth::Verdict BasicAuth::decide(const char* user, const char* password, std::int64_t now_ns) {
   if (user == nullptr || password == nullptr) return Verdict::denied;
   auto known = users_.find(user);
   if (known == users_.end()) return Verdict::denied;  // no bcrypt for unknown users: nothing to spend

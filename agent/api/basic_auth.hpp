@@ -27,13 +27,18 @@ class BasicAuth {
   bool enabled() const { return !users_.empty(); }
   // user/password as sent (nullptr: no or malformed Authorization header).
   Verdict check(const char* user, const char* password, std::int64_t now_ns);
+  std::uint64_t denied_total() const { return denied_; }
+  std::uint64_t busy_total() const { return busy_; }
 
  private:
+  Verdict decide(const char* user, const char* password, std::int64_t now_ns);
+
   std::map<std::string, std::string> users_;
   std::map<std::string, std::string> verified_;  // user -> last password that matched
   CheckFn slow_check_;
   std::int64_t budget_second_ = -1;
   int checks_this_second_ = 0;
+  std::uint64_t denied_ = 0, busy_ = 0;
 };
 
 }  // namespace skewscope

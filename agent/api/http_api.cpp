@@ -1,17 +1,21 @@
 #include "api/http_api.hpp"
 
+#include <fcntl.h>
 #include <microhttpd.h>
 #include <sys/socket.h>
 #include <time.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <cstdarg>
+#include <cstring>
 #include <cstdio>
 #include <optional>
 
 #include "api/agent_metrics.hpp"
 #include "api/basic_auth.hpp"
 #include "api/listen_socket.hpp"
+#include "api/prometheus_writer.hpp"
 #include "api/request_deadlines.hpp"
 #include "api/status_json.hpp"
 
@@ -165,32 +169,56 @@ HttpApi::HttpApi(ReportFn report, std::string version, HttpLimits limits)
           Server{*this, RequestDeadlines(std::chrono::nanoseconds(limits.request_deadline).count()),
                  BasicAuth({}, password_matches), {}})) {}
 
-HttpApi::~HttpApi() {
-  stop();
-  if (listen_fd_ >= 0) close(listen_fd_);
-}
+HttpApi::~HttpApi() { stop(); }
 
 void HttpApi::add_route(const std::string& path, RouteFn handler) { routes_[path] = std::move(handler); }
 
 HttpReply HttpApi::answer(const std::string& path, const Query& query) const {
   if (path == "/") return {200, kLandingPage, "text/html; charset=utf-8"};
-  if (path == "/metrics") return {200, render_agent_metrics(report_(), version_), "text/plain; version=0.0.4; charset=utf-8"};
+  if (path == "/metrics") {
+    std::string text = render_agent_metrics(report_(), version_);
+    append_server_metrics(text);
+    return {200, std::move(text), "text/plain; version=0.0.4; charset=utf-8"};
+  }
   if (path == "/api/v1/status") return {200, status_json(report_()).dump() + "\n", "application/json"};
   if (auto it = routes_.find(path); it != routes_.end()) return it->second(query);
   return {404, "not found; see / for the endpoints\n", "text/plain"};
 }
 
+// The endpoint's own refusals are counted and exported like every other drop.
+void HttpApi::append_server_metrics(std::string& out) const {
+  PrometheusWriter w(out);
+  w.family("skewscope_http_connections_open", "gauge", "Connections to this HTTP endpoint, including this one.");
+  w.sample("skewscope_http_connections_open", static_cast<double>(server_->deadlines.open_connections()));
+  w.family("skewscope_http_connections_cut_total", "counter",
+           "Connections closed by the endpoint because a request took longer than the request deadline.");
+  w.sample("skewscope_http_connections_cut_total", {{"reason", "request_deadline"}},
+           static_cast<double>(deadline_cuts_.load()));
+  w.family("skewscope_http_auth_failures_total", "counter",
+           "Requests refused by basic auth: wrong or missing credentials (401), or over the password-check budget (429).");
+  w.sample("skewscope_http_auth_failures_total", {{"reason", "denied"}}, static_cast<double>(server_->auth.denied_total()));
+  w.sample("skewscope_http_auth_failures_total", {{"reason", "busy"}}, static_cast<double>(server_->auth.busy_total()));
+}
+
 std::string HttpApi::bind(const std::string& host, int port) {
-  if (listen_fd_ >= 0 || daemon_ != nullptr) return "the HTTP endpoint is already bound";
+  if (daemon_ != nullptr) return "the HTTP endpoint is already bound";
   ListenSocket socket = open_listen_socket(host, port);
   if (socket.fd < 0) return socket.error;
-  listen_fd_ = socket.fd;
+  // The server is set up here, not in start(), so that a bad TLS key fails before anything is
+  // attached. Without the loop (start()) nothing is served: connections wait in the backlog.
+  // libmicrohttpd closes the socket it is given when it fails to start, and when it stops: it
+  // gets a duplicate, so that ours is closed here exactly once whatever happens.
+  const int handed = fcntl(socket.fd, F_DUPFD_CLOEXEC, 0);
+  std::string error = handed < 0 ? std::string("cannot duplicate the listening socket: ") + std::strerror(errno)
+                                 : create_server(handed);
+  close(socket.fd);
+  if (!error.empty()) return error;
   port_ = socket.port;
   return {};
 }
 
 std::string HttpApi::use_web_config(WebConfig config) {
-  if (daemon_ != nullptr) return "the web configuration must be set before the server starts";
+  if (daemon_ != nullptr) return "the web configuration must be set before bind()";
   if (config.tls() && MHD_is_feature_supported(MHD_FEATURE_TLS) != MHD_YES)
     return "this libmicrohttpd was built without TLS support";
   web_config_ = std::move(config);
@@ -204,14 +232,12 @@ std::string HttpApi::use_web_config_file(const std::string& path) {
   return config ? use_web_config(*config.value) : config.error;
 }
 
-std::string HttpApi::start() {
-  if (listen_fd_ < 0) return "the HTTP endpoint is not bound";
-  if (daemon_ != nullptr) return {};
+std::string HttpApi::create_server(int listen_fd) {
   // No internal thread: the loop below drives libmicrohttpd's epoll loop, so the deadline sweep
   // and every callback share one thread. No Range support exists in libmicrohttpd: a Range header
   // is ignored and the whole (small) body is sent once.
   MHD_OptionItem options[] = {
-      {MHD_OPTION_LISTEN_SOCKET, listen_fd_, nullptr},
+      {MHD_OPTION_LISTEN_SOCKET, listen_fd, nullptr},
       {MHD_OPTION_CONNECTION_LIMIT, limits_.max_connections, nullptr},
       {MHD_OPTION_PER_IP_CONNECTION_LIMIT, limits_.max_connections_per_address, nullptr},
       {MHD_OPTION_CONNECTION_MEMORY_LIMIT, static_cast<intptr_t>(limits_.connection_memory_bytes), nullptr},
@@ -235,7 +261,12 @@ std::string HttpApi::start() {
                              &Server::on_request, server_.get(), MHD_OPTION_ARRAY, options, MHD_OPTION_END);
   if (daemon_ == nullptr)
     return "cannot start the HTTP server: " + (server_->start_error.empty() ? "libmicrohttpd refused" : server_->start_error);
-  listen_fd_ = -1;  // libmicrohttpd closes it in MHD_stop_daemon
+  return {};
+}
+
+std::string HttpApi::start() {
+  if (daemon_ == nullptr) return "the HTTP endpoint is not bound";
+  if (thread_.joinable()) return {};
   stopping_ = false;
   thread_ = std::thread([this] {
     while (!stopping_.load(std::memory_order_relaxed)) {

@@ -48,17 +48,17 @@ class HttpApi {
   HttpApi(const HttpApi&) = delete;
   HttpApi& operator=(const HttpApi&) = delete;
 
-  // Binds before anything is attached so a port conflict fails fast. Port 0 picks a free port.
-  // Returns an empty string on success, else the reason.
+  // Binds (and sets up TLS) before anything is attached so a port conflict or a bad key fails
+  // fast. Port 0 picks a free port. Returns an empty string on success, else the reason.
   std::string bind(const std::string& host, int port);
-  // TLS and/or basic auth (before start()); see api/web_config.hpp. Empty string or the reason.
+  // TLS and/or basic auth (before bind()); see api/web_config.hpp. Empty string or the reason.
   std::string use_web_config(WebConfig config);
   // The same from a --web.config.file path; an empty path changes nothing.
   std::string use_web_config_file(const std::string& path);
   // A further read-only GET endpoint (before start()).
   void add_route(const std::string& path, RouteFn handler);
   int port() const { return port_; }
-  // Serves on its own thread until stop(). Returns an empty string on success, else the reason.
+  // Serves on its own thread until stop(). Returns an empty string, or the reason (not bound).
   std::string start();
   // Returns within about 0.1 s whatever the clients do: connections in flight are dropped.
   void stop();
@@ -68,7 +68,9 @@ class HttpApi {
  private:
   struct Server;  // libmicrohttpd callbacks and per-connection bookkeeping (http_api.cpp)
 
+  std::string create_server(int listen_fd);
   HttpReply answer(const std::string& path, const Query& query) const;
+  void append_server_metrics(std::string& out) const;
 
   ReportFn report_;
   std::string version_;
@@ -76,7 +78,6 @@ class HttpApi {
   std::map<std::string, RouteFn> routes_;
   WebConfig web_config_;  // libmicrohttpd reads the PEM strings in place: they live as long as the server
   std::unique_ptr<Server> server_;
-  int listen_fd_ = -1;  // ours until start() hands it to the server
   int port_ = -1;
   MHD_Daemon* daemon_ = nullptr;
   std::thread thread_;

@@ -154,7 +154,6 @@ Latency measure_metrics(const sockaddr_in& target, const std::atomic<bool>& stop
 class SlowClients {
  public:
   enum Kind { idle, partial, trickle, slow_reader, kinds };
-  static constexpr const char* kKindNames[kinds] = {"idle", "partial", "trickle", "slow-reader"};
 
   SlowClients(const sockaddr_in& target, int count, int sources) : target_(target) {
     for (int i = 0; i < count; ++i)

@@ -177,7 +177,9 @@ TEST_CASE("a client trickling its request is cut at the request deadline, not ke
   CHECK(closed);
   CHECK(seconds < 5.0);  // 200 bytes at 50 ms each would take 10 s
   CHECK(server.api.deadline_cuts() == 1);
-  CHECK(get(server.api.port(), "/metrics").rfind("HTTP/1.1 200", 0) == 0);
+  std::string metrics = get(server.api.port(), "/metrics");
+  CHECK(metrics.rfind("HTTP/1.1 200", 0) == 0);
+  CHECK(metrics.find("skewscope_http_connections_cut_total{reason=\"request_deadline\"} 1\n") != std::string::npos);
 }
 
 TEST_CASE("more connections from one address than allowed are closed at once") {
@@ -213,6 +215,25 @@ TEST_CASE("stop() returns well under a second with stalled clients connected, an
   }
   server.reset();
   ListenSocket again = open_listen_socket("127.0.0.1", port);  // the listening socket was closed
+  CHECK(again.fd >= 0);
+  if (again.fd >= 0) close(again.fd);
+}
+
+TEST_CASE("a TLS key libmicrohttpd cannot use fails bind(), with GnuTLS's reason, and frees the port") {
+  ListenSocket probe = open_listen_socket("127.0.0.1", 0);
+  REQUIRE(probe.fd >= 0);
+  const int port = probe.port;
+  close(probe.fd);
+  HttpApi api([] { return AgentReport{}; }, "x");
+  WebConfig config;
+  config.cert_pem = "-----BEGIN CERTIFICATE-----\nnot base64!\n-----END CERTIFICATE-----\n";
+  config.key_pem = "-----BEGIN PRIVATE KEY-----\nnot base64!\n-----END PRIVATE KEY-----\n";
+  REQUIRE(api.use_web_config(config).empty());
+  std::string error = api.bind("127.0.0.1", port);
+  CHECK(error.rfind("cannot start the HTTP server: ", 0) == 0);
+  CHECK(error.find("certificate") != std::string::npos);
+  CHECK(api.start() == "the HTTP endpoint is not bound");
+  ListenSocket again = open_listen_socket("127.0.0.1", port);
   CHECK(again.fd >= 0);
   if (again.fd >= 0) close(again.fd);
 }
