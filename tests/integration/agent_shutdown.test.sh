@@ -44,7 +44,7 @@ while alive "$AGENT_PID"; do
 done
 took=$(elapsed "$t0"); reap; rc=$RC; exec 3>&-
 note "slow client: BPF detached after ${detached:-?}s (while still running), exited $rc after ${took}s"
-approx_ge 3.3 "$took" || fail "shutdown with a slow client took ${took}s (more than 3 s + polling)"
+approx_ge 3 "$took" || fail "shutdown with a slow client took ${took}s (more than 3 s)"
 if [ -n "$detached" ]; then approx_ge 1 "$detached" || fail "BPF detached only after ${detached}s"; fi
 grep -q 'BPF programs detached' "$WORK/agent.log" || fail "no detach in the log"
 
