@@ -6,6 +6,8 @@
 #include <cstdarg>
 #include <cstring>
 #include <mutex>
+#include <system_error>
+#include <thread>
 
 #include "tcp_syscalls.skel.h"
 
@@ -120,7 +122,17 @@ std::unique_ptr<TcpSyscallCapture> TcpSyscallCapture::open(const std::vector<Hoo
 
 TcpSyscallCapture::~TcpSyscallCapture() {
   if (ring_) ring_buffer__free(ring_);
-  for (bpf_link* link : links_) bpf_link__destroy(link);
+  // Each tracepoint detach waits in the kernel for RCU grace periods (tens of ms on a busy host).
+  // Detached together they share those periods: shutdown is not one period per program long.
+  std::vector<std::thread> detachers;
+  for (bpf_link* link : links_) {
+    try {
+      detachers.emplace_back([link] { bpf_link__destroy(link); });
+    } catch (const std::system_error&) {
+      bpf_link__destroy(link);  // no thread to spare: detach it here
+    }
+  }
+  for (auto& t : detachers) t.join();
   if (skel_) tcp_syscalls__destroy(skel_);
 }
 

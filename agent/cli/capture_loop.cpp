@@ -25,19 +25,19 @@ CaptureLoopEnd run_capture_loop(EventSource& source, AgentCore& core, std::mutex
       return {true, error};
     }
     behind = batch.size() >= max_batch;
+    // Read after the poll, every pass: every record in `batch` was submitted before this read, so
+    // a report never shows more records read than submitted. A few syscalls, outside the lock
+    // the HTTP thread waits on.
+    const SourceCounters counters = source.counters();
     const std::int64_t now = monotonic_now_ns();
-    const bool tick = now - last_tick >= 100'000'000;
-    // Reading the counters costs a few syscalls: outside the lock the HTTP thread waits on.
-    SourceCounters counters;
-    if (tick) counters = source.counters();
     std::lock_guard guard(core_lock);
-    if (tick) {
+    if (now - last_tick >= 100'000'000) {
       core.clock_mapping().sample_now();
       core.tick(now);
-      core.observe_source(now, counters);
       last_tick = now;
     }
     core.ingest(batch);
+    core.observe_source(now, counters);
   }
   return {};
 }

@@ -18,8 +18,8 @@ struct CaptureLoopEnd {
   std::string error;    // why, when it failed
 };
 
-// Polls `source`, feeds `core` under `core_lock`, ticks the core and records the source's
-// counters every 100 ms. When the source fails it records the counters once more and marks the
+// Polls `source`, feeds `core` under `core_lock`, records the source's counters after every
+// poll and ticks the core every 100 ms. When the source fails it records the counters once more and marks the
 // core's capture down (every pair unknown) before returning. `max_batch`: a poll that returns
 // this many events means a backlog, so the next poll does not wait.
 CaptureLoopEnd run_capture_loop(EventSource& source, AgentCore& core, std::mutex& core_lock,

@@ -52,6 +52,7 @@ ringbuf=$(metrics | sed -n 's/^skewscope_events_lost_total{reason="ring_buffer_f
 window_lost=$(jq -r .capture.window_lost_halves <<<"$s")
 note "after SIGCONT: capture.lost $lost (ring_buffer_full $ringbuf), window_lost_halves $window_lost," \
      "submitted $(jq -r .capture.submitted <<<"$s"), read $(jq -r .capture.read <<<"$s")"
+[ "$(jq -r .capture.read <<<"$s")" -le "$(jq -r .capture.submitted <<<"$s")" ] || fail "more records read than submitted"
 [ "$ringbuf" -gt 0 ] || fail "the ring buffer should have overflowed while the agent was frozen"
 [ "$window_lost" -gt 0 ] || fail "the losses should be in the health window"
 jq -e '.health == null' <<<"$s" >/dev/null || fail "overall health should be null with losses in the window"

@@ -299,3 +299,23 @@ TEST_CASE("last_span_age_seconds: since the window's newest span, null without o
   CHECK_FALSE(report.health.pairs[0].last_span_age_ns.has_value());
   CHECK(status_json(report)["pairs"][0]["last_span_age_seconds"].is_null());
 }
+
+TEST_CASE("/metrics per (src,dst) over transports: a violation wins, then unknown, then 1") {
+  auto report_with = [](std::optional<int> tcp, std::optional<int> zmq) {
+    AgentReport r;
+    r.domain_names = {"host", "pre", "infer"};
+    for (auto [transport, health] : {std::pair{Transport::tcp, tcp}, std::pair{Transport::zmq, zmq}}) {
+      PairReport p;
+      p.key = {1, 2, transport};
+      p.health = health;
+      p.capture_complete = health.has_value();
+      r.health.pairs.push_back(p);
+    }
+    return render_agent_metrics(r, "test");
+  };
+  const std::string sample = "skewscope_pair_causality_health{src=\"pre\",dst=\"infer\"} ";
+  CHECK(report_with(0, std::nullopt).find(sample + "0\n") != std::string::npos);
+  CHECK(report_with(1, std::nullopt).find(sample) == std::string::npos);
+  CHECK(report_with(1, 1).find(sample + "1\n") != std::string::npos);
+  CHECK(report_with(std::nullopt, 0).find(sample + "0\n") != std::string::npos);
+}
