@@ -169,6 +169,7 @@ void KafkaExchange::on_delivery(const rd_kafka_message_t* msg) {
   std::lock_guard guard(stats_lock_);
   stats_.halves_produced += halves;
   ++stats_.records_produced;
+  stats_.bytes_produced += msg->len + msg->key_len;
 }
 
 void KafkaExchange::refresh_addresses() {
@@ -210,6 +211,8 @@ void KafkaExchange::produce_outgoing() {
   }
   for (auto& [key, batch] : batches) {
     batch.host = settings_.host_name;
+    batch.clock_error_bound_ns = clock_bound_ns_;
+    batch.clock_status = clock_status_;
     auto& dropped = dropped_since_batch_[key];
     batch.dropped_before = dropped;
     const std::uint64_t halves = batch.halves.size();
@@ -347,6 +350,7 @@ void KafkaExchange::fill(ExchangeReport& report) const {
   report.consumer_lag = stats_.consumer_lag;
   report.halves_produced = stats_.halves_produced;
   report.records_produced = stats_.records_produced;
+  report.bytes_produced = stats_.bytes_produced;
   for (std::size_t i = 0; i < report.dropped.size(); ++i) report.dropped[i] += stats_.dropped[i];
   for (std::size_t i = 0; i < report.rejected.size(); ++i) report.rejected[i] += stats_.rejected[i];
   report.last_error = stats_.last_error;

@@ -39,6 +39,11 @@ class KafkaExchange {
   void start();
   void stop();  // leaves the group cleanly (its partitions move at once), flushes briefly
   void fill(ExchangeReport& report) const;
+  // The host's clock quality, sent with every batch (0 = unknown).
+  void set_clock_quality(std::int64_t error_bound_ns, std::uint32_t status) {
+    clock_bound_ns_ = error_bound_ns;
+    clock_status_ = status;
+  }
 
  private:
   KafkaExchange(const ExchangeSettings& settings, AgentCore& core, std::mutex& core_lock);
@@ -62,6 +67,8 @@ class KafkaExchange {
   rd_kafka_t* consumer_ = nullptr;
   std::thread thread_;
   std::atomic<bool> stopping_{false};
+  std::atomic<std::int64_t> clock_bound_ns_{0};
+  std::atomic<std::uint32_t> clock_status_{0};
 
   // Thread-owned state.
   std::unordered_map<std::string, std::uint64_t> dropped_since_batch_;  // by key, told in the next batch

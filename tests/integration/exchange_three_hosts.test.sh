@@ -69,7 +69,7 @@ compare() {  # compare PHASE: every pair against the reference
     xs=$(exchange_view $s $d spans); xn=$(exchange_view $s $d negative_spans)
     rs=$(pair_from ref $s $d spans); rn=$(pair_from ref $s $d negative_spans)
     xr=$(exchange_view $s $d negative_span_ratio); rr=$(pair_from ref $s $d negative_span_ratio)
-    note "$1 $s->$d: exchange spans $xs negative $xn ratio $xr | reference spans $rs negative $rn ratio $rr"
+    note "$1 $s->$d: exchange spans $xs negative $xn ratio $xr state $(exchange_view $s $d state) | reference spans $rs negative $rn ratio $rr state $(pair_from ref $s $d state)"
     [ "$xs" != none ] || fail "$s->$d reported by no exchange agent"
     within "$xs" "$rs" || fail "$s->$d: exchange $xs spans, reference $rs"
     within "$xn" "$rn" || fail "$s->$d: exchange $xn negative spans, reference $rn"
