@@ -141,7 +141,11 @@ int main(int argc, char** argv) {
   for (const auto& p : r.health.pairs) spans += p.spans;
   const auto& x = *r.exchange;
   std::uint64_t dropped = 0;
-  for (auto d : x.dropped) dropped += d;
+  nlohmann::json reasons = nlohmann::json::object();
+  for (std::size_t i = 0; i < x.dropped.size(); ++i) {
+    dropped += x.dropped[i];
+    if (x.dropped[i]) reasons[exchange::drop_reason_name(static_cast<exchange::DropReason>(i))] = x.dropped[i];
+  }
   nlohmann::json out = {{"role", role},
                         {"rate", rate},
                         {"seconds", static_cast<double>(load_end - t0) * 1e-9},
@@ -151,6 +155,7 @@ int main(int argc, char** argv) {
                         {"records_produced", x.records_produced},
                         {"bytes_produced", x.bytes_produced},
                         {"dropped", dropped},
+                        {"dropped_by_reason", reasons},
                         {"spans", spans},
                         {"unpaired_sends", x.unpaired_sends},
                         {"cpu_seconds", cpu},
