@@ -277,6 +277,9 @@ int run_agent(const AgentOptions& options) {
     while (!stopping) {
       clock_monitor.poll();
       auto bound = clock_monitor.snapshot().error_bound_seconds;
+      if (kafka)
+        kafka->set_clock_quality(bound ? static_cast<std::int64_t>(*bound * 1e9) : 0,
+                                 static_cast<std::uint32_t>(clock_monitor.snapshot().status));
       {
         std::lock_guard guard(core_lock);
         core.set_clock_bound(clocks::bound_seconds_to_ns(bound));

@@ -49,6 +49,10 @@ struct ExchangeReport {
   std::uint64_t halves_produced = 0;         // acknowledged by the broker
   std::uint64_t halves_consumed = 0;         // decoded from owned partitions
   std::uint64_t records_produced = 0, records_consumed = 0;
+  std::uint64_t bytes_produced = 0;  // record values and keys acknowledged by the broker
+  // From a half's capture (its receive's wall-clock stamp) to its pairing on this owner, over the
+  // last spans paired here: the delay the exchange adds (plus the receiver's clock offset).
+  std::optional<double> pairing_delay_p50_seconds, pairing_delay_p99_seconds;
   std::array<std::uint64_t, static_cast<std::size_t>(DropReason::count_)> dropped{};
   std::array<std::uint64_t, static_cast<std::size_t>(RecordReject::count_)> rejected{};
   std::uint64_t unpaired_sends = 0;  // consumed sends never matched on this owner (aged out)

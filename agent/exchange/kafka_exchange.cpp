@@ -169,6 +169,7 @@ void KafkaExchange::on_delivery(const rd_kafka_message_t* msg) {
   std::lock_guard guard(stats_lock_);
   stats_.halves_produced += halves;
   ++stats_.records_produced;
+  stats_.bytes_produced += msg->len + msg->key_len;
 }
 
 void KafkaExchange::refresh_addresses() {
@@ -210,6 +211,8 @@ void KafkaExchange::produce_outgoing() {
   }
   for (auto& [key, batch] : batches) {
     batch.host = settings_.host_name;
+    batch.clock_error_bound_ns = clock_bound_ns_;
+    batch.clock_status = clock_status_;
     auto& dropped = dropped_since_batch_[key];
     batch.dropped_before = dropped;
     const std::uint64_t halves = batch.halves.size();
@@ -309,10 +312,12 @@ void KafkaExchange::start() {
     stats_.last_error = std::string("subscribe: ") + rd_kafka_err2str(err);
   }
   rd_kafka_topic_partition_list_destroy(topics);
-  thread_ = std::thread([this] { run(); });
+  // Two threads: pairing what is consumed must never delay shipping what is captured.
+  thread_ = std::thread([this] { run_producer(); });
+  consumer_thread_ = std::thread([this] { run_consumer(); });
 }
 
-void KafkaExchange::run() {
+void KafkaExchange::run_producer() {
   while (!stopping_) {
     const std::int64_t now = monotonic_now_ns();
     if (now - last_refresh_ns_ >= 2000 * kMs) {  // interfaces change rarely; a netlink dump is cheap
@@ -320,8 +325,7 @@ void KafkaExchange::run() {
       last_refresh_ns_ = now;
     }
     produce_outgoing();
-    rd_kafka_poll(producer_, 0);  // delivery reports
-    consume(10);
+    rd_kafka_poll(producer_, 5);  // delivery reports; also the pace of this loop
     if (now - last_status_ns_ >= 1000 * kMs) {
       update_status();
       last_status_ns_ = now;
@@ -329,10 +333,15 @@ void KafkaExchange::run() {
   }
 }
 
+void KafkaExchange::run_consumer() {
+  while (!stopping_) consume(50);
+}
+
 void KafkaExchange::stop() {
   if (!thread_.joinable()) return;
   stopping_ = true;
   thread_.join();
+  consumer_thread_.join();
   produce_outgoing();
   rd_kafka_flush(producer_, 1000);
   rd_kafka_consumer_close(consumer_);  // leaves the group: the partitions move without waiting for the session timeout
@@ -347,6 +356,7 @@ void KafkaExchange::fill(ExchangeReport& report) const {
   report.consumer_lag = stats_.consumer_lag;
   report.halves_produced = stats_.halves_produced;
   report.records_produced = stats_.records_produced;
+  report.bytes_produced = stats_.bytes_produced;
   for (std::size_t i = 0; i < report.dropped.size(); ++i) report.dropped[i] += stats_.dropped[i];
   for (std::size_t i = 0; i < report.rejected.size(); ++i) report.rejected[i] += stats_.rejected[i];
   report.last_error = stats_.last_error;

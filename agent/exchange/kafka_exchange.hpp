@@ -1,5 +1,5 @@
-// The exchange's only I/O: one thread that ships the agent core's outgoing halves to Kafka and
-// feeds the records of the partitions this agent owns back into the core.
+// The exchange's only I/O: two threads, one that ships the agent core's outgoing halves to Kafka,
+// one that feeds the records of the partitions this agent owns back into the core.
 //
 // Capture never waits on it: the core hands halves over through a bounded queue, the producer's
 // queue is bounded in bytes (queue.buffering.max.kbytes), and whatever does not fit, or is not
@@ -39,10 +39,16 @@ class KafkaExchange {
   void start();
   void stop();  // leaves the group cleanly (its partitions move at once), flushes briefly
   void fill(ExchangeReport& report) const;
+  // The host's clock quality, sent with every batch (0 = unknown).
+  void set_clock_quality(std::int64_t error_bound_ns, std::uint32_t status) {
+    clock_bound_ns_ = error_bound_ns;
+    clock_status_ = status;
+  }
 
  private:
   KafkaExchange(const ExchangeSettings& settings, AgentCore& core, std::mutex& core_lock);
-  void run();
+  void run_producer();
+  void run_consumer();
   void refresh_addresses();
   void produce_outgoing();
   void consume(std::int64_t budget_ms);
@@ -60,11 +66,15 @@ class KafkaExchange {
   std::mutex& core_lock_;
   rd_kafka_t* producer_ = nullptr;
   rd_kafka_t* consumer_ = nullptr;
-  std::thread thread_;
+  std::thread thread_;           // addresses, produce, delivery reports, status
+  std::thread consumer_thread_;  // consume, rebalance callbacks, ingest into the core
   std::atomic<bool> stopping_{false};
+  std::atomic<std::int64_t> clock_bound_ns_{0};
+  std::atomic<std::uint32_t> clock_status_{0};
 
-  // Thread-owned state.
+  // Producer thread only.
   std::unordered_map<std::string, std::uint64_t> dropped_since_batch_;  // by key, told in the next batch
+  // Consumer thread only (rebalance callbacks run inside its poll).
   std::map<std::int32_t, std::int64_t> next_offset_;                    // per owned partition, gap detection
   std::int64_t last_refresh_ns_ = 0, last_status_ns_ = 0;
 

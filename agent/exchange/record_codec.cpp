@@ -23,6 +23,16 @@ bool get_address(const std::string& in, Address& a) {
 
 DecodedRecord reject(RecordReject r) { return DecodedRecord{std::nullopt, r}; }
 
+// libprotobuf logs every invalid string it parses to stderr: a hostile producer could flood the
+// agent's log. Rejections are counted instead, so its log lines are dropped.
+void quiet_protobuf() {
+  static const bool once = [] {
+    google::protobuf::SetLogHandler(nullptr);
+    return true;
+  }();
+  (void)once;
+}
+
 }  // namespace
 
 std::string encode_record(const WireBatch& batch) {
@@ -77,6 +87,7 @@ DecodedRecord decode_record(std::span<const std::uint8_t> bytes) {
   if (have < n) return reject(RecordReject::truncated);
   if (have > n) return reject(RecordReject::trailing_bytes);
 
+  quiet_protobuf();
   v1::HalvesBatch pb;
   if (!pb.ParseFromArray(bytes.data() + kEnvelopeBytes, static_cast<int>(n))) return reject(RecordReject::bad_protobuf);
   if (pb.halves_size() > static_cast<int>(kMaxHalvesPerRecord) ||

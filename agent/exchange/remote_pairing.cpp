@@ -85,6 +85,13 @@ void RemotePairing::ingest(std::int32_t partition, const WireBatch& batch, std::
     // (ms). Clamped so that a wild remote clock can neither date a span in the future nor before
     // its halves could have been waiting.
     const std::int64_t mapped = span.recv_ns - realtime_minus_mono_ns;
+    const std::int64_t delay = now_ns - mapped;
+    if (delays_ns_.size() < kDelaySamples) {
+      delays_ns_.push_back(delay);
+    } else {
+      delays_ns_[next_delay_] = delay;
+    }
+    next_delay_ = (next_delay_ + 1) % kDelaySamples;
     span.capture_ns = std::clamp(mapped, now_ns - limits_.send_max_age_ns, now_ns);
     part.health.add(span, pair_bound(span.src, span.dst));
     part.estimator.observe(span);
@@ -139,6 +146,16 @@ void RemotePairing::fill(ExchangeReport& report) const {
   report.halves_consumed = halves_consumed_;
   report.records_consumed = records_consumed_;
   report.unpaired_sends = unpaired_sends_revoked_;
+  if (!delays_ns_.empty()) {
+    std::vector<std::int64_t> d = delays_ns_;
+    auto at = [&d](double q) {
+      auto k = static_cast<std::size_t>(q * static_cast<double>(d.size() - 1));
+      std::nth_element(d.begin(), d.begin() + static_cast<std::ptrdiff_t>(k), d.end());
+      return static_cast<double>(d[k]) * 1e-9;
+    };
+    report.pairing_delay_p50_seconds = at(0.5);
+    report.pairing_delay_p99_seconds = at(0.99);
+  }
   for (const auto& [_, part] : partitions_) report.unpaired_sends += part.correlator.counters().sends_expired;
   for (std::size_t i = 0; i < dropped_.size(); ++i) report.dropped[i] += dropped_[i];
 }

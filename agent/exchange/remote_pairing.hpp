@@ -73,6 +73,9 @@ class RemotePairing {
   std::uint64_t halves_consumed_ = 0, records_consumed_ = 0;
   std::uint64_t unpaired_sends_revoked_ = 0;  // from partitions no longer owned
   std::vector<Span> spans_;
+  std::vector<std::int64_t> delays_ns_;  // ring of the last kDelaySamples pairing delays
+  std::size_t next_delay_ = 0;
+  static constexpr std::size_t kDelaySamples = 8192;
   std::vector<DomainId> batch_domains_;
 };
 

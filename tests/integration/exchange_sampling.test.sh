@@ -10,10 +10,17 @@ source "$(dirname "$0")/exchange_lib.sh"
 trap 'rc_=$?; set +e; [ $rc_ -ne 0 ] && show_agent_logs; (exit $rc_); cleanup' EXIT INT TERM
 
 lab_up 2
-PORT=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+# A free port below the ephemeral range, so that no client's own ephemeral port can take it.
+KPORT=$(python3 -c '
+import random, socket
+for _ in range(100):
+    p = random.randint(20000, 30000)
+    try:
+        s = socket.socket(); s.bind(("127.0.0.1", p)); s.close(); print(p); break
+    except OSError: pass')
 for i in 1 2; do
   start_named_agent x$i --host-name node$i --domain h$i=netns:"$(netns_path $i)" --only-domains --window 3s \
-    --send-max-age 2s --exchange "kafka:127.0.0.1:$PORT" --exchange-group "$RUN_ID" --exchange-sample 1/4 \
+    --send-max-age 2s --exchange "kafka:127.0.0.1:$KPORT" --exchange-group "$RUN_ID" --exchange-sample 1/4 \
     --exchange-config message.timeout.ms=3000
 done
 
@@ -29,7 +36,7 @@ session() {  # session HOST-INDEX ADDR PING-ARGS...: one connection from h1 (an 
 session 1 127.0.0.1 --count 300
 for c in $(seq 1 8); do session 2 10.77.0.2 --count 20; done
 sleep 5  # past message.timeout.ms
-[ "$(pair_from x1 h1 h1 spans)" -eq 300 ] || fail "local pairing without Kafka: $(pair_from x1 h1 h1 spans) of 300"
+[ "$(pair_from x1 h1 h1 spans)" -eq 600 ] || fail "local pairing without Kafka: $(pair_from x1 h1 h1 spans) of 600 (300 requests + 300 replies)"
 [ "$(agent_status x1 | jq -r .exchange.connected)" = false ] || fail "x1 says connected with no Kafka"
 dropped=$(agent_status x1 | jq -r '[.exchange.dropped[]] | add')
 out1=$(agent_status x1 | jq -r .exchange.halves.sampled_out)
@@ -38,9 +45,14 @@ note "no Kafka: local h1->h1 $(pair_from x1 h1 h1 spans) spans, x1 dropped $drop
 
 # Phase 2: Kafka appears on the configured port.
 start_kafka 4
-socat TCP-LISTEN:$PORT,bind=127.0.0.1,reuseaddr,fork TCP:"${BOOTSTRAP%%,*}" & BACKGROUND+=($!)
+socat TCP-LISTEN:$KPORT,bind=127.0.0.1,reuseaddr,fork TCP:"${BOOTSTRAP%%,*}" 2>"$WORK/socat.log" & BACKGROUND+=($!)
+sleep 0.5
+kill -0 $! || fail "socat: $(cat "$WORK/socat.log")"
 settled() { test "$(owned_total x1 x2)" -eq 4; }
-wait_until 60 settled || fail "agents did not join once Kafka appeared"
+wait_until 60 settled || {
+  for a in x1 x2; do note "$a: $(agent_status $a | jq -c .exchange)"; done
+  fail "agents did not join once Kafka appeared"
+}
 [ "$(agent_status x1 | jq -r .exchange.connected)" = true ] || fail "x1 not connected"
 note "Kafka up: partitions $(agent_status x1 | jq -c .exchange.partitions) + $(agent_status x2 | jq -c .exchange.partitions)"
 

@@ -8,7 +8,10 @@
 #    negative ratios as the reference.
 # Tolerance: span counts within 1 % (or 3 spans) of the reference. Each agent captures the same
 # kernel events through its own ring buffer; a difference can only come from a half lost on one
-# side (counted) or a span settled just before one of the two views was read. Ratios within 0.02.
+# side (counted) or a span settled just before one of the two views was read. Ratios (over the
+# window) within 0.02: the exchange places spans on its window by the receiver's wall clock, the
+# reference by its monotonic clock, so a bucket edge may fall differently. The exchange's pairs are
+# `unknown` during their first window (their partitions were just assigned); the state is printed.
 source "$(dirname "$0")/lib.sh"
 source "$(dirname "$0")/exchange_lib.sh"
 trap 'rc_=$?; set +e; [ $rc_ -ne 0 ] && show_agent_logs; (exit $rc_); cleanup' EXIT INT TERM
@@ -16,7 +19,8 @@ trap 'rc_=$?; set +e; [ $rc_ -ne 0 ] && show_agent_logs; (exit $rc_); cleanup' E
 lab_up 3
 start_kafka 6
 GROUP=$RUN_ID
-common=(--window 3s --send-max-age 2s --only-domains)
+# The default 30 s window holds both phases: the negative ratios compared are over live windows.
+common=(--send-max-age 2s --only-domains)
 for i in 1 2 3; do
   start_named_agent x$i --host-name node$i --domain h$i=netns:"$(netns_path $i)" "${common[@]}" \
     --exchange "kafka:$BOOTSTRAP" --exchange-group "$GROUP"
@@ -69,7 +73,7 @@ compare() {  # compare PHASE: every pair against the reference
     xs=$(exchange_view $s $d spans); xn=$(exchange_view $s $d negative_spans)
     rs=$(pair_from ref $s $d spans); rn=$(pair_from ref $s $d negative_spans)
     xr=$(exchange_view $s $d negative_span_ratio); rr=$(pair_from ref $s $d negative_span_ratio)
-    note "$1 $s->$d: exchange spans $xs negative $xn ratio $xr | reference spans $rs negative $rn ratio $rr"
+    note "$1 $s->$d: exchange spans $xs negative $xn ratio $xr state $(exchange_view $s $d state) | reference spans $rs negative $rn ratio $rr state $(pair_from ref $s $d state)"
     [ "$xs" != none ] || fail "$s->$d reported by no exchange agent"
     within "$xs" "$rs" || fail "$s->$d: exchange $xs spans, reference $rs"
     within "$xn" "$rn" || fail "$s->$d: exchange $xn negative spans, reference $rn"
@@ -94,6 +98,6 @@ done
 "$SKEWSCOPE" simulate h3=-5ms --control-socket "$WORK/ref.sock" >/dev/null
 traffic 1000
 compare "h3 -5ms"
-[ "$(exchange_view h2 h3 negative_spans)" -ge 990 ] || fail "h2->h3 should be inverted by h3's -5 ms"
+[ "$(exchange_view h2 h3 negative_spans)" -ge 950 ] || fail "h2->h3 should be inverted by h3's -5 ms"
 [ "$(exchange_view h3 h1 negative_spans)" -eq 0 ] || fail "h3->h1 should not be inverted"
 echo "exchange_three_hosts: 1 passed, 0 failed"

@@ -1,0 +1,167 @@
+// One agent's exchange under synthetic load, against a test Kafka: the real agent core and Kafka
+// thread, fed with synthetic halves instead of the ring buffer.
+//
+//   exchange_bench --bootstrap B --topic T --group G --role produce --rate HALVES_PER_S --seconds S
+//   exchange_bench --bootstrap B --topic T --group G2 --role consume --seconds S
+//
+// `produce` generates messages (a send and a receive half each, 20 us apart) between 16 host
+// pairs; none is local, so every half is shipped. Its Kafka thread also consumes the topic (every
+// agent does). `consume` generates nothing and only pairs what it reads, in its own group. So
+// CPU(produce) - CPU(consume) is the cost of producing, CPU(consume) the cost of consuming.
+// Prints one JSON line with what it measured.
+#include <sys/resource.h>
+
+#include <CLI/CLI.hpp>
+#include <chrono>
+#include <iostream>
+#include <mutex>
+#include <nlohmann/json.hpp>
+#include <thread>
+
+#include "cli/agent_core.hpp"
+#include "exchange/kafka_exchange.hpp"
+
+using namespace skewscope;
+
+namespace {
+
+double cpu_seconds() {
+  rusage u{};
+  getrusage(RUSAGE_SELF, &u);
+  return static_cast<double>(u.ru_utime.tv_sec + u.ru_stime.tv_sec) +
+         static_cast<double>(u.ru_utime.tv_usec + u.ru_stime.tv_usec) * 1e-6;
+}
+
+skewscope_half_event half(int pair, std::uint16_t port, bool send, std::uint32_t seq, std::int64_t ts) {
+  skewscope_half_event e{};
+  e.ts_ns = static_cast<std::uint64_t>(ts);
+  const std::uint8_t a[16] = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff, 10, 1, static_cast<std::uint8_t>(pair), 1};
+  std::uint8_t b[16];
+  std::copy(a, a + 16, b);
+  b[15] = 2;
+  // The message goes a -> b: the send's local end is a, the receive's local end is b.
+  std::copy(send ? a : b, (send ? a : b) + 16, e.local_addr);
+  std::copy(send ? b : a, (send ? b : a) + 16, e.remote_addr);
+  e.local_port = send ? port : 7000;
+  e.remote_port = send ? 7000 : port;
+  e.seq = seq;
+  e.bytes = 64;
+  e.netns_ino = 1;
+  e.kind = send ? SKEWSCOPE_HALF_SEND : SKEWSCOPE_HALF_RECV;
+  e.syscall = send ? SKEWSCOPE_SYS_WRITE : SKEWSCOPE_SYS_READ;
+  return e;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  CLI::App app{"exchange benchmark: one agent core + Kafka thread under synthetic halves"};
+  std::string bootstrap, topic = "skewscope.halves.v1", group = "bench", role = "produce";
+  double rate = 100000, seconds = 5, drain = 4;
+  app.add_option("--bootstrap", bootstrap)->required();
+  app.add_option("--topic", topic);
+  app.add_option("--group", group);
+  app.add_option("--role", role)->check(CLI::IsMember({"produce", "consume"}));
+  app.add_option("--rate", rate, "halves per second (produce)");
+  app.add_option("--seconds", seconds);
+  app.add_option("--drain", drain, "seconds to wait for the last records after the load");
+  std::vector<std::string> properties;
+  app.add_option("--config", properties, "KEY=VALUE librdkafka property, as --exchange-config");
+  CLI11_PARSE(app, argc, argv);
+
+  AgentCoreConfig config;
+  config.window_ns = 30'000'000'000;
+  AgentCore core(DomainRegistry(role == "produce" ? "bench-p" : "bench-c", false), config);
+  std::mutex lock;
+  core.clock_mapping().sample_now();
+  core.enable_exchange(exchange::CoreExchangeConfig{1});
+  exchange::ExchangeSettings settings;
+  if (std::string e = exchange::parse_exchange_settings("kafka:" + bootstrap, properties, topic, group, "1/1", settings);
+      !e.empty()) {
+    std::cerr << e << "\n";
+    return 2;
+  }
+  settings.host_name = role;
+  // No namespace: this agent owns no address, every half leaves.
+  std::string error;
+  auto kafka = exchange::KafkaExchange::create(settings, core, lock, error);
+  if (!kafka) {
+    std::cerr << error << "\n";
+    return 1;
+  }
+  kafka->start();
+  auto owned = [&] {
+    std::lock_guard g(lock);
+    return core.report(monotonic_now_ns(), {}).exchange->partitions.size();
+  };
+  for (int i = 0; i < 200 && owned() == 0; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(100));
+
+  const double cpu0 = cpu_seconds();
+  const std::int64_t t0 = monotonic_now_ns();
+  std::uint64_t generated = 0;
+  if (role == "produce") {
+    std::vector<skewscope_half_event> batch;
+    std::uint32_t seq = 1;
+    const auto total = static_cast<std::uint64_t>(rate * seconds);
+    while (generated < total) {
+      const std::int64_t now = monotonic_now_ns();
+      const auto due = std::min<std::uint64_t>(total, static_cast<std::uint64_t>(static_cast<double>(now - t0) * 1e-9 * rate));
+      batch.clear();
+      for (; generated + 2 <= due; generated += 2, seq += 64) {
+        const int pair = static_cast<int>((generated / 2) % 16);
+        const auto port = static_cast<std::uint16_t>(40000 + (generated / 2) % 64);
+        batch.push_back(half(pair, port, true, seq, now - 20'000));
+        batch.push_back(half(pair, port, false, seq, now));
+      }
+      {
+        std::lock_guard g(lock);
+        core.ingest(batch);
+        core.tick(now);
+        core.clock_mapping().sample_now();
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    }
+  } else {
+    std::this_thread::sleep_for(std::chrono::duration<double>(seconds));
+  }
+  const std::int64_t load_end = monotonic_now_ns();
+  for (int i = 0; i < static_cast<int>(drain * 10); ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    std::lock_guard g(lock);
+    core.tick(monotonic_now_ns());
+  }
+  const double cpu = cpu_seconds() - cpu0;
+  AgentReport r;
+  {
+    std::lock_guard g(lock);
+    r = core.report(monotonic_now_ns(), {});
+  }
+  kafka->fill(*r.exchange);
+  std::uint64_t spans = 0;
+  for (const auto& p : r.health.pairs) spans += p.spans;
+  const auto& x = *r.exchange;
+  std::uint64_t dropped = 0;
+  nlohmann::json reasons = nlohmann::json::object();
+  for (std::size_t i = 0; i < x.dropped.size(); ++i) {
+    dropped += x.dropped[i];
+    if (x.dropped[i]) reasons[exchange::drop_reason_name(static_cast<exchange::DropReason>(i))] = x.dropped[i];
+  }
+  nlohmann::json out = {{"role", role},
+                        {"rate", rate},
+                        {"seconds", static_cast<double>(load_end - t0) * 1e-9},
+                        {"generated", generated},
+                        {"produced", x.halves_produced},
+                        {"consumed", x.halves_consumed},
+                        {"records_produced", x.records_produced},
+                        {"bytes_produced", x.bytes_produced},
+                        {"dropped", dropped},
+                        {"dropped_by_reason", reasons},
+                        {"spans", spans},
+                        {"unpaired_sends", x.unpaired_sends},
+                        {"cpu_seconds", cpu},
+                        {"pairing_delay_p50", x.pairing_delay_p50_seconds ? nlohmann::json(*x.pairing_delay_p50_seconds) : nlohmann::json(nullptr)},
+                        {"pairing_delay_p99", x.pairing_delay_p99_seconds ? nlohmann::json(*x.pairing_delay_p99_seconds) : nlohmann::json(nullptr)}};
+  std::cout << out.dump() << std::endl;
+  kafka->stop();
+  return 0;
+}
