@@ -43,7 +43,7 @@ void AgentCore::ingest(const std::vector<skewscope_half_event>& batch) {
     half.domain = *domain;
     half.domain_ns = simulated_.apply(half.domain, half.capture_ns, clock_mapping_.to_realtime(half.capture_ns));
     (half.kind == HalfKind::send ? ingest_.sends : ingest_.recvs) += 1;
-    if (exchange_ && exchange_->divert(half)) continue;
+    if (exchange_ && exchange_->divert(half, half.domain_ns - clock_mapping_.to_realtime(half.capture_ns))) continue;
     correlator_.add(half, spans_);
   }
   // Both ends' bounds: every domain here shares the host's clock sources.
@@ -130,7 +130,7 @@ void AgentCore::set_owned_addresses(std::set<Address> addresses) {
   if (exchange_) exchange_->set_owned(std::move(addresses));
 }
 
-void AgentCore::take_outgoing(std::vector<exchange::WireHalf>& out) {
+void AgentCore::take_outgoing(std::vector<exchange::OutgoingHalf>& out) {
   if (exchange_) {
     exchange_->take_outgoing(out);
   } else {

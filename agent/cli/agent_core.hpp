@@ -74,7 +74,7 @@ class AgentCore {
   void enable_exchange(exchange::CoreExchangeConfig config);
   bool exchange_enabled() const { return exchange_.has_value(); }
   void set_owned_addresses(std::set<Address> addresses);
-  void take_outgoing(std::vector<exchange::WireHalf>& out);  // WireHalf::domain = local DomainId
+  void take_outgoing(std::vector<exchange::OutgoingHalf>& out);  // WireHalf::domain = local DomainId
   void ingest_remote(std::int32_t partition, const exchange::WireBatch& batch, std::int64_t now_ns);
   void assign_partitions(const std::vector<std::int32_t>& partitions, std::int64_t now_ns);
   void revoke_partitions(const std::vector<std::int32_t>& partitions);

@@ -14,6 +14,16 @@
 
 namespace skewscope::exchange {
 
+// A half on its way out. Its wall-clock time is fixed by the Kafka thread, by interpolating its
+// monotonic capture time between clock samples taken around it: two agents on one kernel then
+// agree to within a microsecond even while CLOCK_REALTIME is being slewed (a mapping sampled
+// every 100 ms can be hundreds of microseconds off then, and two agents off differently).
+struct OutgoingHalf {
+  WireHalf wire;                // realtime_ns: the core's own mapping, used if no sample covers it
+  std::int64_t capture_ns = 0;  // CLOCK_MONOTONIC at capture
+  std::int64_t clock_error_ns = 0;  // the domain's simulated clock error at capture (lab)
+};
+
 struct CoreExchangeConfig {
   std::uint32_t sample_one_in = 1;
   std::size_t outbox_limit = 1 << 17;  // halves waiting for the Kafka thread (~10 MB at most)
@@ -25,7 +35,7 @@ class CoreExchange {
 
   // True when the half is not for local pairing: queued for the exchange, or sampled out, or
   // dropped (counted) because the hand-over is full. Never blocks.
-  bool divert(const Half& half) {
+  bool divert(const Half& half, std::int64_t clock_error_ns) {
     if (owned_.is_local(half.flow)) {
       ++local_;
       return false;
@@ -38,12 +48,14 @@ class CoreExchange {
       ++outbox_full_;
       return true;
     }
-    outbox_.push_back(WireHalf{half.kind, half.transport, half.flow, half.seq, half.bytes, half.domain_ns, half.domain});
+    outbox_.push_back(OutgoingHalf{
+        WireHalf{half.kind, half.transport, half.flow, half.seq, half.bytes, half.domain_ns, half.domain},
+        half.capture_ns, clock_error_ns});
     return true;
   }
 
   // The halves to ship; WireHalf::domain holds the local DomainId.
-  void take_outgoing(std::vector<WireHalf>& out) {
+  void take_outgoing(std::vector<OutgoingHalf>& out) {
     out.clear();
     out.swap(outbox_);
   }
@@ -64,7 +76,7 @@ class CoreExchange {
   CoreExchangeConfig config_;
   OwnedAddresses owned_;
   RemotePairing pairing_;
-  std::vector<WireHalf> outbox_;
+  std::vector<OutgoingHalf> outbox_;
   std::uint64_t local_ = 0, sampled_out_ = 0, outbox_full_ = 0;
 };
 

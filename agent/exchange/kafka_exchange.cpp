@@ -1,6 +1,8 @@
 #include "exchange/kafka_exchange.hpp"
 
+#include <algorithm>
 #include <chrono>
+#include <ctime>
 #include <cstring>
 #include <iostream>
 #include <set>
@@ -188,8 +190,38 @@ void KafkaExchange::refresh_addresses() {
   core_.set_owned_addresses(std::move(owned));
 }
 
+void KafkaExchange::sample_clocks() {
+  // The tightest of three read pairs: a preempted read would place the sample wrongly.
+  std::int64_t best_gap = INT64_MAX, mono = 0, real = 0;
+  for (int i = 0; i < 3; ++i) {
+    timespec a{}, r{}, b{};
+    clock_gettime(CLOCK_MONOTONIC, &a);
+    clock_gettime(CLOCK_REALTIME, &r);
+    clock_gettime(CLOCK_MONOTONIC, &b);
+    const std::int64_t before = a.tv_sec * 1'000'000'000LL + a.tv_nsec, after = b.tv_sec * 1'000'000'000LL + b.tv_nsec;
+    if (after - before < best_gap) {
+      best_gap = after - before;
+      mono = before + (after - before) / 2;
+      real = r.tv_sec * 1'000'000'000LL + r.tv_nsec;
+    }
+  }
+  if (!clock_samples_.empty() && mono <= clock_samples_.back().first) return;
+  clock_samples_.emplace_back(mono, real);
+  while (clock_samples_.size() > 2 && mono - clock_samples_.front().first > 2000 * kMs) clock_samples_.pop_front();
+}
+
+std::optional<std::int64_t> KafkaExchange::realtime_at(std::int64_t mono_ns) const {
+  auto it = std::lower_bound(clock_samples_.begin(), clock_samples_.end(), mono_ns,
+                             [](const auto& s, std::int64_t t) { return s.first < t; });
+  if (it == clock_samples_.begin() || it == clock_samples_.end()) return std::nullopt;  // not bracketed
+  const auto& [m0, r0] = *std::prev(it);
+  const auto& [m1, r1] = *it;
+  const double f = static_cast<double>(mono_ns - m0) / static_cast<double>(m1 - m0);
+  return r0 + (mono_ns - m0) + static_cast<std::int64_t>(f * static_cast<double>((r1 - m1) - (r0 - m0)));
+}
+
 void KafkaExchange::produce_outgoing() {
-  std::vector<WireHalf> out;
+  std::vector<OutgoingHalf> out;
   std::vector<std::string> names;
   {
     std::lock_guard guard(core_lock_);
@@ -197,10 +229,13 @@ void KafkaExchange::produce_outgoing() {
     if (out.empty()) return;
     for (std::size_t i = 0; i < core_.domains().size(); ++i) names.push_back(core_.domains().name(static_cast<DomainId>(i)));
   }
+  sample_clocks();  // after the take: every half taken was captured before this sample
   // One record per key: a host pair's halves travel together, in capture order.
   std::unordered_map<std::string, WireBatch> batches;
   std::unordered_map<std::string, std::unordered_map<std::uint32_t, std::uint32_t>> domain_index;
-  for (WireHalf& h : out) {
+  for (OutgoingHalf& o : out) {
+    WireHalf& h = o.wire;
+    if (auto real = realtime_at(o.capture_ns)) h.realtime_ns = *real + o.clock_error_ns;
     std::string key = host_pair_key(h.flow);
     WireBatch& b = batches[key];
     auto& index = domain_index[key];
@@ -324,6 +359,7 @@ void KafkaExchange::run_producer() {
       refresh_addresses();
       last_refresh_ns_ = now;
     }
+    sample_clocks();
     produce_outgoing();
     rd_kafka_poll(producer_, 5);  // delivery reports; also the pace of this loop
     if (now - last_status_ns_ >= 1000 * kMs) {

@@ -9,8 +9,10 @@
 #include <librdkafka/rdkafka.h>
 
 #include <atomic>
+#include <deque>
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -73,6 +75,9 @@ class KafkaExchange {
   std::atomic<std::uint32_t> clock_status_{0};
 
   // Producer thread only.
+  std::deque<std::pair<std::int64_t, std::int64_t>> clock_samples_;  // (monotonic, realtime), ~2 s
+  void sample_clocks();
+  std::optional<std::int64_t> realtime_at(std::int64_t mono_ns) const;
   std::unordered_map<std::string, std::uint64_t> dropped_since_batch_;  // by key, told in the next batch
   // Consumer thread only (rebalance callbacks run inside its poll).
   std::map<std::int32_t, std::int64_t> next_offset_;                    // per owned partition, gap detection
