@@ -65,8 +65,8 @@ bool probe_rdonly_cast(std::string& why_not) {
       {BPF_ALU64 | BPF_MOV | BPF_K, BPF_REG_0, 0, 0, 0},
       {BPF_JMP | BPF_EXIT, 0, 0, 0, 0},
   };
-  int fd = bpf_prog_load(BPF_PROG_TYPE_TRACEPOINT, "probe_rdonly", "GPL", program,
-                         sizeof program / sizeof program[0], nullptr);
+  int fd = bpf_prog_load(BPF_PROG_TYPE_TRACEPOINT, "probe_rdonly", "GPL", program, sizeof program / sizeof program[0],
+                         nullptr);
   if (fd < 0) {
     why_not = std::string("in kernel BTF, but a tracepoint program calling it does not load: ") + std::strerror(errno);
     return false;

@@ -45,8 +45,7 @@ std::string take_libbpf_log() {
 
 }  // namespace
 
-std::unique_ptr<TcpSyscallCapture> TcpSyscallCapture::open(const std::vector<HookChoice>& choices,
-                                                           std::string& error) {
+std::unique_ptr<TcpSyscallCapture> TcpSyscallCapture::open(const std::vector<HookChoice>& choices, std::string& error) {
   libbpf_set_print(collect_libbpf_log);
   std::unique_ptr<TcpSyscallCapture> self(new TcpSyscallCapture());
   self->skel_ = tcp_syscalls__open();
@@ -97,8 +96,8 @@ std::unique_ptr<TcpSyscallCapture> TcpSyscallCapture::open(const std::vector<Hoo
   }
   self->links_.push_back(cleanup);
   self->attached_.push_back("forget_exited_thread");
-  self->ring_ = ring_buffer__new(bpf_map__fd(self->skel_->maps.halves), &TcpSyscallCapture::on_record,
-                                 self.get(), nullptr);
+  self->ring_ =
+      ring_buffer__new(bpf_map__fd(self->skel_->maps.halves), &TcpSyscallCapture::on_record, self.get(), nullptr);
   if (!self->ring_) {
     error = std::string("creating the ring buffer reader: ") + std::strerror(errno);
     return nullptr;
