@@ -5,7 +5,7 @@
  * number of the first byte, remember it per thread. Exit: the return value says how many bytes
  * moved; emit one half. A send is stamped at entry and a receive at exit, so with one clock a
  * span (receive - send) can never be negative. */
-#include "vmlinux.h"
+#include "lib/kernel_types.bpf.h"
 #include <bpf/bpf_helpers.h>
 #include <bpf/bpf_core_read.h>
 #include <bpf/bpf_endian.h>
@@ -56,12 +56,16 @@ struct {
  * quarter full, long before it can overflow. */
 #define WAKEUP_AT_BYTES (RINGBUF_BYTES / 4)
 
-static __always_inline int on_enter(long fd, __u8 kind, __u8 syscall, __u64 mmsg_vec)
+/* Which fd -> socket walk an entry program uses: a compile-time constant in each program, so
+ * each variant's code holds only its own walk (an old kernel's verifier never sees the kfunc). */
+enum walk { WALK_BTF, WALK_CORE_READ };
+
+static __always_inline int on_enter(enum walk walk, long fd, __u8 kind, __u8 syscall, __u64 mmsg_vec)
 {
 	__u64 id = bpf_get_current_pid_tgid();
 	if ((__u32)(id >> 32) == agent_tgid)
 		return 0;
-	struct sock *sk = tcp_sock_of_fd(fd);
+	struct sock *sk = walk == WALK_BTF ? tcp_sock_of_fd_btf(fd) : tcp_sock_of_fd_core_read(fd);
 	if (!sk)
 		return 0;
 	struct inflight call = {
@@ -133,59 +137,48 @@ static __always_inline int on_exit(long ret)
 
 #define ARG(n) (ctx->args[n])
 
+/* Each syscall's entry logic, written once for both walks. */
+#define ENTRY(name, body)                                                                         \
+	static __always_inline int on_enter_##name(struct trace_event_raw_sys_enter *ctx, enum walk walk) \
+	{ body }
+
 /* Sends */
-SEC("tracepoint/syscalls/sys_enter_write")
-int enter_write(struct trace_event_raw_sys_enter *ctx)
-{ return on_enter(ARG(0), SKEWSCOPE_HALF_SEND, SKEWSCOPE_SYS_WRITE, 0); }
-
-SEC("tracepoint/syscalls/sys_enter_writev")
-int enter_writev(struct trace_event_raw_sys_enter *ctx)
-{ return on_enter(ARG(0), SKEWSCOPE_HALF_SEND, SKEWSCOPE_SYS_WRITEV, 0); }
-
-SEC("tracepoint/syscalls/sys_enter_sendto")
-int enter_sendto(struct trace_event_raw_sys_enter *ctx)
-{ return on_enter(ARG(0), SKEWSCOPE_HALF_SEND, SKEWSCOPE_SYS_SENDTO, 0); }
-
-SEC("tracepoint/syscalls/sys_enter_sendmsg")
-int enter_sendmsg(struct trace_event_raw_sys_enter *ctx)
-{ return on_enter(ARG(0), SKEWSCOPE_HALF_SEND, SKEWSCOPE_SYS_SENDMSG, 0); }
-
-SEC("tracepoint/syscalls/sys_enter_sendmmsg")
-int enter_sendmmsg(struct trace_event_raw_sys_enter *ctx)
-{ return on_enter(ARG(0), SKEWSCOPE_HALF_SEND, SKEWSCOPE_SYS_SENDMMSG, ARG(1)); }
+ENTRY(write, return on_enter(walk, ARG(0), SKEWSCOPE_HALF_SEND, SKEWSCOPE_SYS_WRITE, 0);)
+ENTRY(writev, return on_enter(walk, ARG(0), SKEWSCOPE_HALF_SEND, SKEWSCOPE_SYS_WRITEV, 0);)
+ENTRY(sendto, return on_enter(walk, ARG(0), SKEWSCOPE_HALF_SEND, SKEWSCOPE_SYS_SENDTO, 0);)
+ENTRY(sendmsg, return on_enter(walk, ARG(0), SKEWSCOPE_HALF_SEND, SKEWSCOPE_SYS_SENDMSG, 0);)
+ENTRY(sendmmsg, return on_enter(walk, ARG(0), SKEWSCOPE_HALF_SEND, SKEWSCOPE_SYS_SENDMMSG, ARG(1));)
 
 /* Receives: a peek copies bytes without consuming them, so it is not a receive. */
-SEC("tracepoint/syscalls/sys_enter_read")
-int enter_read(struct trace_event_raw_sys_enter *ctx)
-{ return on_enter(ARG(0), SKEWSCOPE_HALF_RECV, SKEWSCOPE_SYS_READ, 0); }
+ENTRY(read, return on_enter(walk, ARG(0), SKEWSCOPE_HALF_RECV, SKEWSCOPE_SYS_READ, 0);)
+ENTRY(readv, return on_enter(walk, ARG(0), SKEWSCOPE_HALF_RECV, SKEWSCOPE_SYS_READV, 0);)
+ENTRY(recvfrom, if (ARG(3) & MSG_PEEK_FLAG) return 0;
+      return on_enter(walk, ARG(0), SKEWSCOPE_HALF_RECV, SKEWSCOPE_SYS_RECVFROM, 0);)
+ENTRY(recvmsg, if (ARG(2) & MSG_PEEK_FLAG) return 0;
+      return on_enter(walk, ARG(0), SKEWSCOPE_HALF_RECV, SKEWSCOPE_SYS_RECVMSG, 0);)
+ENTRY(recvmmsg, if (ARG(3) & MSG_PEEK_FLAG) return 0;
+      return on_enter(walk, ARG(0), SKEWSCOPE_HALF_RECV, SKEWSCOPE_SYS_RECVMMSG, ARG(1));)
 
-SEC("tracepoint/syscalls/sys_enter_readv")
-int enter_readv(struct trace_event_raw_sys_enter *ctx)
-{ return on_enter(ARG(0), SKEWSCOPE_HALF_RECV, SKEWSCOPE_SYS_READV, 0); }
+/* Two entry programs per syscall, the same logic over each walk; the agent loads one of them
+ * (autoload, decided before load by its candidate table). */
+#define ENTRY_PROGRAMS(name)                                                     \
+	SEC("tracepoint/syscalls/sys_enter_" #name)                                  \
+	int enter_##name(struct trace_event_raw_sys_enter *ctx)                      \
+	{ return on_enter_##name(ctx, WALK_BTF); }                                   \
+	SEC("tracepoint/syscalls/sys_enter_" #name)                                  \
+	int enter_##name##_core(struct trace_event_raw_sys_enter *ctx)               \
+	{ return on_enter_##name(ctx, WALK_CORE_READ); }
 
-SEC("tracepoint/syscalls/sys_enter_recvfrom")
-int enter_recvfrom(struct trace_event_raw_sys_enter *ctx)
-{
-	if (ARG(3) & MSG_PEEK_FLAG)
-		return 0;
-	return on_enter(ARG(0), SKEWSCOPE_HALF_RECV, SKEWSCOPE_SYS_RECVFROM, 0);
-}
-
-SEC("tracepoint/syscalls/sys_enter_recvmsg")
-int enter_recvmsg(struct trace_event_raw_sys_enter *ctx)
-{
-	if (ARG(2) & MSG_PEEK_FLAG)
-		return 0;
-	return on_enter(ARG(0), SKEWSCOPE_HALF_RECV, SKEWSCOPE_SYS_RECVMSG, 0);
-}
-
-SEC("tracepoint/syscalls/sys_enter_recvmmsg")
-int enter_recvmmsg(struct trace_event_raw_sys_enter *ctx)
-{
-	if (ARG(3) & MSG_PEEK_FLAG)
-		return 0;
-	return on_enter(ARG(0), SKEWSCOPE_HALF_RECV, SKEWSCOPE_SYS_RECVMMSG, ARG(1));
-}
+ENTRY_PROGRAMS(write)
+ENTRY_PROGRAMS(writev)
+ENTRY_PROGRAMS(sendto)
+ENTRY_PROGRAMS(sendmsg)
+ENTRY_PROGRAMS(sendmmsg)
+ENTRY_PROGRAMS(read)
+ENTRY_PROGRAMS(readv)
+ENTRY_PROGRAMS(recvfrom)
+ENTRY_PROGRAMS(recvmsg)
+ENTRY_PROGRAMS(recvmmsg)
 
 /* One exit program per syscall: each exit only finds an entry its own entry program stored. */
 #define EXIT_PROGRAM(name)                                              \

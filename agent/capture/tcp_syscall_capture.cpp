@@ -45,19 +45,9 @@ std::string take_libbpf_log() {
   return out.substr(pos);
 }
 
-// The skeleton's programs, in the order of tcp_hook_candidates(): checked by name at open.
-std::vector<bpf_program*> programs_in_table_order(tcp_syscalls* s) {
-  auto& p = s->progs;
-  return {p.enter_write,   p.exit_write,   p.enter_writev,   p.exit_writev,   p.enter_sendto,
-          p.exit_sendto,   p.enter_sendmsg, p.exit_sendmsg,  p.enter_sendmmsg, p.exit_sendmmsg,
-          p.enter_read,    p.exit_read,    p.enter_readv,    p.exit_readv,    p.enter_recvfrom,
-          p.exit_recvfrom, p.enter_recvmsg, p.exit_recvmsg,  p.enter_recvmmsg, p.exit_recvmmsg};
-}
-
 }  // namespace
 
-std::unique_ptr<TcpSyscallCapture> TcpSyscallCapture::open(const std::vector<HookChoice>& choices,
-                                                           std::string& error) {
+std::unique_ptr<TcpSyscallCapture> TcpSyscallCapture::open(const std::vector<HookChoice>& choices, std::string& error) {
   libbpf_set_print(collect_libbpf_log);
   std::unique_ptr<TcpSyscallCapture> self(new TcpSyscallCapture());
   self->skel_ = tcp_syscalls__open();
@@ -65,41 +55,38 @@ std::unique_ptr<TcpSyscallCapture> TcpSyscallCapture::open(const std::vector<Hoo
     error = "opening BPF object tcp_syscalls: " + take_libbpf_log();
     return nullptr;
   }
-  auto programs = programs_in_table_order(self->skel_);
-  if (programs.size() != choices.size()) {
-    error = "internal: hook table and BPF object disagree on the number of programs";
+  // Every program starts unloaded; the table's choices switch theirs on. A program no candidate
+  // names (the in-flight cleanup) keeps its default.
+  for (const auto& choice : choices) bpf_program__set_autoload(choice.candidate.program_of(self->skel_), false);
+  std::string first_reason;
+  bool any_entry = false;
+  for (const auto& choice : choices) {
+    if (choice.chosen) bpf_program__set_autoload(choice.candidate.program_of(self->skel_), true);
+    if (choice.candidate.variant.empty()) continue;
+    any_entry = any_entry || choice.chosen;
+    if (!choice.chosen && first_reason.empty()) first_reason = choice.candidate.program + ": " + choice.reason;
+  }
+  if (!any_entry) {
+    error = "no TCP entry program can be used on this kernel (" + first_reason + "; run `skewscope doctor`)";
     return nullptr;
   }
-  bool any = false;
-  for (std::size_t i = 0; i < programs.size(); ++i) {
-    if (choices[i].candidate.program != bpf_program__name(programs[i])) {
-      error = "internal: hook table entry " + choices[i].candidate.program + " is not program " +
-              bpf_program__name(programs[i]);
-      return nullptr;
-    }
-    bpf_program__set_autoload(programs[i], choices[i].chosen);
-    any = any || choices[i].chosen;
-  }
-  if (!any) {
-    error = "no TCP hook can be used on this kernel (run `skewscope doctor`)";
-    return nullptr;
-  }
+  self->variant_ = chosen_variant(choices);
   self->skel_->rodata->agent_tgid = static_cast<__u32>(getpid());
 
   if (int err = tcp_syscalls__load(self->skel_)) {
     error = "loading BPF programs of tcp_syscalls: " + std::string(std::strerror(-err)) + "\n" + take_libbpf_log();
     return nullptr;
   }
-  for (std::size_t i = 0; i < programs.size(); ++i) {
-    if (!choices[i].chosen) continue;
-    bpf_link* link = bpf_program__attach(programs[i]);
+  for (const auto& choice : choices) {
+    if (!choice.chosen) continue;
+    bpf_link* link = bpf_program__attach(choice.candidate.program_of(self->skel_));
     if (!link) {
-      error = "attaching BPF program " + choices[i].candidate.program + " to " + choices[i].candidate.tracepoint +
-              ": " + std::strerror(errno) + "\n" + take_libbpf_log();
+      error = "attaching BPF program " + choice.candidate.program + " to " + choice.candidate.tracepoint + ": " +
+              std::strerror(errno) + "\n" + take_libbpf_log();
       return nullptr;
     }
     self->links_.push_back(link);
-    self->attached_.push_back(choices[i].candidate.program);
+    self->attached_.push_back(choice.candidate.program);
   }
   // Without it the in-flight table would keep the entries of threads that died mid-call until it
   // is full (then counted, never silent, but permanent): required.
@@ -111,8 +98,8 @@ std::unique_ptr<TcpSyscallCapture> TcpSyscallCapture::open(const std::vector<Hoo
   }
   self->links_.push_back(cleanup);
   self->attached_.push_back("forget_exited_thread");
-  self->ring_ = ring_buffer__new(bpf_map__fd(self->skel_->maps.halves), &TcpSyscallCapture::on_record,
-                                 self.get(), nullptr);
+  self->ring_ =
+      ring_buffer__new(bpf_map__fd(self->skel_->maps.halves), &TcpSyscallCapture::on_record, self.get(), nullptr);
   if (!self->ring_) {
     error = std::string("creating the ring buffer reader: ") + std::strerror(errno);
     return nullptr;

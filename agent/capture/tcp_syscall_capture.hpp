@@ -34,6 +34,8 @@ class TcpSyscallCapture final : public EventSource {
   std::string error() const override { return error_; }
 
   const std::vector<std::string>& attached() const { return attached_; }
+  // The fd -> socket walk of the loaded entry programs: "btf" or "core_read" (see features.hpp).
+  const std::string& variant() const { return variant_; }
 
  private:
   TcpSyscallCapture() = default;
@@ -44,6 +46,7 @@ class TcpSyscallCapture final : public EventSource {
   std::vector<skewscope_half_event>* sink_ = nullptr;
   std::vector<bpf_link*> links_;  // attached by us (only chosen programs), destroyed before the skeleton
   std::vector<std::string> attached_;
+  std::string variant_;
   // Records of the wrong size: counted, never decoded. Written by the polling thread, read by
   // counters() from any thread.
   std::atomic<std::uint64_t> malformed_{0};

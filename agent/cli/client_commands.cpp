@@ -196,7 +196,9 @@ int run_doctor() {
               << c.candidate.tracepoint << ")" << (c.chosen ? "" : "  -- " + c.reason) << "\n";
   }
   std::cout << "\n" << chosen << " of " << choices.size() << " programs usable\n";
-  return chosen > 0 ? 0 : 1;
+  std::string variant = chosen_variant(choices);
+  std::cout << "fd -> socket walk: " << (variant.empty() ? "none" : variant) << "\n";
+  return variant.empty() ? 1 : 0;  // without an entry program nothing is captured
 }
 
 int run_clocks(const std::vector<std::string>& ptp4l_sockets, bool json) {

@@ -8,13 +8,22 @@
 #define SKEWSCOPE_SOCK_STREAM 1
 #define SKEWSCOPE_IPPROTO_TCP 6
 
-/* Kernel kfunc: re-types a pointer read from memory as a read-only BTF pointer, so further field
- * loads are single fault-safe loads rather than helper calls. */
-extern void *bpf_rdonly_cast(const void *obj, __u32 btf_id) __ksym;
+/* Kernel kfunc (Linux >= 6.2): re-types a pointer read from memory as a read-only BTF pointer, so
+ * further field loads are single fault-safe loads rather than helper calls. Weak: on an older
+ * kernel libbpf leaves it unresolved, which is harmless as long as no program that calls it is
+ * loaded (the agent then loads the _core variants, see tcp_sock_of_fd_core_read). */
+extern void *bpf_rdonly_cast(const void *obj, __u32 btf_id) __ksym __weak;
+
+/* What both walks check once they hold the socket: a stream socket of an inet family, TCP. */
+#define TCP_SOCK_CHECKS(sock_type, family, protocol)                                          \
+	((sock_type) == SKEWSCOPE_SOCK_STREAM &&                                                 \
+	 ((family) == SKEWSCOPE_AF_INET || (family) == SKEWSCOPE_AF_INET6) &&                   \
+	 (protocol) == SKEWSCOPE_IPPROTO_TCP)
 
 /* The TCP socket behind fd in the current task, or NULL. Ordered so that the common case,
- * a write/read on a file or pipe, is rejected after the inode mode check: a handful of loads. */
-static __always_inline struct sock *tcp_sock_of_fd(long fd)
+ * a write/read on a file or pipe, is rejected after the inode mode check: a handful of loads.
+ * Needs bpf_get_current_task_btf (5.11) and bpf_rdonly_cast (6.2). */
+static __always_inline struct sock *tcp_sock_of_fd_btf(long fd)
 {
 	/* A BTF task pointer lets the verifier turn each field load into one fault-safe load instead
 	 * of a bpf_probe_read_kernel call: this path runs on every read/write on the host. */
@@ -31,15 +40,39 @@ static __always_inline struct sock *tcp_sock_of_fd(long fd)
 	if ((mode & SKEWSCOPE_S_IFMT) != SKEWSCOPE_S_IFSOCK)
 		return NULL;
 	struct socket *sock = bpf_rdonly_cast(f->private_data, bpf_core_type_id_kernel(struct socket));
-	if (!sock || sock->type != SKEWSCOPE_SOCK_STREAM)
+	if (!sock)
 		return NULL;
 	struct sock *sk = sock->sk;
 	if (!sk)
 		return NULL;
-	__u16 family = sk->__sk_common.skc_family;
-	if (family != SKEWSCOPE_AF_INET && family != SKEWSCOPE_AF_INET6)
+	if (!TCP_SOCK_CHECKS(sock->type, sk->__sk_common.skc_family, sk->sk_protocol))
 		return NULL;
-	if (sk->sk_protocol != SKEWSCOPE_IPPROTO_TCP)
+	return sk;
+}
+
+/* The same walk with one bpf_probe_read_kernel per field (BPF_CORE_READ): slower, but it needs
+ * nothing newer than the ring buffer the programs need anyway, so it loads on 5.8 and later. */
+static __always_inline struct sock *tcp_sock_of_fd_core_read(long fd)
+{
+	struct task_struct *task = (struct task_struct *)bpf_get_current_task();
+	struct fdtable *fdt = BPF_CORE_READ(task, files, fdt);
+	if (!fdt || fd < 0 || fd >= BPF_CORE_READ(fdt, max_fds))
+		return NULL;
+	struct file **fds = BPF_CORE_READ(fdt, fd);
+	struct file *file = NULL;
+	if (bpf_probe_read_kernel(&file, sizeof(file), &fds[fd]) || !file)
+		return NULL;
+	umode_t mode = BPF_CORE_READ(file, f_inode, i_mode);
+	if ((mode & SKEWSCOPE_S_IFMT) != SKEWSCOPE_S_IFSOCK)
+		return NULL;
+	struct socket *sock = BPF_CORE_READ(file, private_data);
+	if (!sock)
+		return NULL;
+	struct sock *sk = BPF_CORE_READ(sock, sk);
+	if (!sk)
+		return NULL;
+	if (!TCP_SOCK_CHECKS(BPF_CORE_READ(sock, type), BPF_CORE_READ(sk, __sk_common.skc_family),
+			     BPF_CORE_READ(sk, sk_protocol)))
 		return NULL;
 	return sk;
 }

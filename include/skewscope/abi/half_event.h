@@ -4,7 +4,7 @@
 #define SKEWSCOPE_ABI_HALF_EVENT_H
 
 #ifdef __BPF__
-/* vmlinux.h already provides the __uN types in BPF programs. */
+/* bpf/lib/kernel_types.bpf.h provides the __uN types in BPF programs. */
 #else
 #include <linux/types.h>
 #endif

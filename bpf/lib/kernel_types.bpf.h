@@ -1,0 +1,141 @@
+/* The kernel types the BPF programs read, and only the fields they read: written by hand instead
+ * of dumping the build machine's /sys/kernel/btf/vmlinux, so the build needs no kernel BTF and
+ * gives the same object on every builder. preserve_access_index makes every field access a CO-RE
+ * relocation: libbpf finds the real offset (and checks the field exists) in the running kernel's
+ * BTF at load, so these declarations need the right names and types, not the right layout.
+ * Add a field here when a program starts reading it. */
+#pragma once
+
+typedef signed char __s8;
+typedef unsigned char __u8;
+typedef short __s16;
+typedef unsigned short __u16;
+typedef int __s32;
+typedef unsigned int __u32;
+typedef long long __s64;
+typedef unsigned long long __u64;
+typedef __u16 __be16;
+typedef __u32 __be32;
+typedef __u32 __wsum;
+typedef __u16 umode_t;
+typedef _Bool bool;
+enum { false = 0, true = 1 };
+
+/* UAPI constants of linux/bpf.h that the programs and libbpf's bpf_helpers.h use. */
+enum bpf_map_type {
+	BPF_MAP_TYPE_HASH = 1,
+	BPF_MAP_TYPE_PERCPU_ARRAY = 6,
+	BPF_MAP_TYPE_RINGBUF = 27,
+};
+enum { BPF_ANY = 0 };
+enum { BPF_RB_NO_WAKEUP = 1, BPF_RB_FORCE_WAKEUP = 2 };
+enum { BPF_RB_AVAIL_DATA = 0 };
+
+#pragma clang attribute push(__attribute__((preserve_access_index)), apply_to = record)
+
+struct trace_entry {
+	unsigned short type;
+	unsigned char flags;
+	unsigned char preempt_count;
+	int pid;
+};
+
+struct trace_event_raw_sys_enter {
+	struct trace_entry ent;
+	long id;
+	unsigned long args[6];
+};
+
+struct trace_event_raw_sys_exit {
+	struct trace_entry ent;
+	long id;
+	long ret;
+};
+
+struct ns_common {
+	unsigned int inum;
+};
+
+struct net {
+	struct ns_common ns;
+};
+
+typedef struct {
+	struct net *net;
+} possible_net_t;
+
+struct in6_addr {
+	union {
+		__u8 u6_addr8[16];
+		__be16 u6_addr16[8];
+		__be32 u6_addr32[4];
+	} in6_u;
+};
+
+/* The kernel nests some of these in anonymous unions; CO-RE matches fields by name through them. */
+struct sock_common {
+	__be32 skc_daddr;
+	__be32 skc_rcv_saddr;
+	__be16 skc_dport;
+	__u16 skc_num;
+	unsigned short skc_family;
+	possible_net_t skc_net;
+	struct in6_addr skc_v6_daddr;
+	struct in6_addr skc_v6_rcv_saddr;
+};
+
+struct sock {
+	struct sock_common __sk_common;
+	__u16 sk_protocol;
+};
+
+struct tcp_sock {
+	__u32 copied_seq;
+	__u32 write_seq;
+};
+
+struct socket {
+	short type;
+	struct sock *sk;
+};
+
+struct inode {
+	umode_t i_mode;
+};
+
+struct file {
+	struct inode *f_inode;
+	void *private_data;
+};
+
+struct fdtable {
+	unsigned int max_fds;
+	struct file **fd;
+};
+
+struct files_struct {
+	struct fdtable *fdt;
+};
+
+struct task_struct {
+	struct files_struct *files;
+};
+
+#pragma clang attribute pop
+
+/* User-space ABI (read with bpf_probe_read_user), not a kernel-internal type: fixed layout on
+ * 64-bit architectures, so no relocation. */
+struct user_msghdr {
+	void *msg_name;
+	int msg_namelen;
+	void *msg_iov;
+	__u64 msg_iovlen;
+	void *msg_control;
+	__u64 msg_controllen;
+	unsigned int msg_flags;
+};
+
+struct mmsghdr {
+	struct user_msghdr msg_hdr;
+	unsigned int msg_len;
+};
