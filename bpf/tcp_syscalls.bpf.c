@@ -56,6 +56,35 @@ struct {
  * quarter full, long before it can overflow. */
 #define WAKEUP_AT_BYTES (RINGBUF_BYTES / 4)
 
+/* Losses by origin (network namespace, cgroup, reason), so that a loss shows on the domain it
+ * belongs to. The global per-CPU counter always counts; an origin that finds this table full is
+ * only in the global count, which the agent shows as unattributed (global minus the sum here). */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 4096);
+	__type(key, struct skewscope_loss_origin);
+	__type(value, __u64);
+} lost_by_origin SEC(".maps");
+
+static __always_inline void count_lost(struct sock *sk, __u32 reason)
+{
+	count_event(reason);
+	struct skewscope_loss_origin origin = {
+		.cgroup_id = bpf_get_current_cgroup_id(),
+		.netns_ino = BPF_CORE_READ(sk, __sk_common.skc_net.net, ns.inum),
+		.reason = reason,
+	};
+	__u64 *count = bpf_map_lookup_elem(&lost_by_origin, &origin);
+	if (!count) {
+		__u64 zero = 0;
+		bpf_map_update_elem(&lost_by_origin, &origin, &zero, BPF_NOEXIST);
+		count = bpf_map_lookup_elem(&lost_by_origin, &origin);
+		if (!count)
+			return;
+	}
+	__sync_fetch_and_add(count, 1);
+}
+
 /* Which fd -> socket walk an entry program uses: a compile-time constant in each program, so
  * each variant's code holds only its own walk (an old kernel's verifier never sees the kfunc). */
 enum walk { WALK_BTF, WALK_CORE_READ };
@@ -77,7 +106,7 @@ static __always_inline int on_enter(enum walk walk, long fd, __u8 kind, __u8 sys
 		.syscall = syscall,
 	};
 	if (bpf_map_update_elem(&inflight_calls, &id, &call, BPF_ANY))
-		count_event(SKEWSCOPE_CNT_INFLIGHT_FULL);
+		count_lost(sk, SKEWSCOPE_CNT_INFLIGHT_FULL);
 	return 0;
 }
 
@@ -115,7 +144,7 @@ static __always_inline int on_exit(long ret)
 
 	struct skewscope_half_event *e = bpf_ringbuf_reserve(&halves, sizeof(*e), 0);
 	if (!e) {
-		count_event(SKEWSCOPE_CNT_RINGBUF_FULL);
+		count_lost(c.sk, SKEWSCOPE_CNT_RINGBUF_FULL);
 		return 0;
 	}
 	e->ts_ns = c.kind == SKEWSCOPE_HALF_SEND ? c.entry_ns : bpf_ktime_get_ns();

@@ -203,6 +203,16 @@ std::string render_agent_metrics(const AgentReport& r, const std::string& versio
              {{"reason", std::string("rejected_") + decode_reject_name(static_cast<DecodeReject>(i))}},
              static_cast<double>(r.ingest.rejected[i]));
 
+  w.family("skewscope_domain_events_lost_total", "counter",
+           "Halves lost in the kernel (ring buffer or in-flight table full), by the domain they came from; "
+           "domain=\"\" is outside every declared domain. The rest of skewscope_events_lost_total for these "
+           "reasons could not be attributed.");
+  for (const auto& loss : r.domain_losses)
+    w.sample("skewscope_domain_events_lost_total",
+             {{"domain", loss.domain ? r.name(*loss.domain) : std::string()},
+              {"reason", loss.ring_buffer_full ? "ring_buffer_full" : "inflight_table_full"}},
+             static_cast<double>(loss.count));
+
   w.family("skewscope_ring_buffer_records_total", "counter",
            "Records through the ring buffer: submitted by the kernel side, read by the agent. Submitted plus "
            "lost{reason=\"ring_buffer_full\"} is everything the probes produced.");

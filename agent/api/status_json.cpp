@@ -91,6 +91,11 @@ nlohmann::json status_json(const AgentReport& r) {
          c.simulated_offset_ns ? json(static_cast<double>(*c.simulated_offset_ns) * 1e-9) : json(nullptr)},
         {"simulated_drift_ppm", c.simulated_offset_ns ? json(c.simulated_drift_ppm) : json(nullptr)}};
   }
+  json lost_by_domain = json::object();  // kernel-side losses by the domain they came from
+  for (const auto& loss : r.domain_losses) {
+    auto& entry = lost_by_domain[loss.domain ? r.name(*loss.domain) : std::string()];
+    entry[loss.ring_buffer_full ? "ring_buffer_full" : "inflight_table_full"] = loss.count;
+  }
   const auto& c = r.correlator;
   const std::uint64_t settled = c.pairs + c.sends_expired;
   json capture = {{"up", r.health.capture_up},
@@ -100,6 +105,7 @@ nlohmann::json status_json(const AgentReport& r) {
                   {"submitted", r.source.emitted},  // records the kernel side put in the ring buffer
                   {"read", r.ingest.records},       // records the agent took out of it
                   {"lost", total_lost(r)},
+                  {"lost_by_domain", lost_by_domain},
                   {"pairs", c.pairs},
                   {"unpaired_sends", c.sends_expired},
                   {"pending_halves", r.pending_sends + r.pending_recvs},

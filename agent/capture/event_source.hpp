@@ -11,12 +11,21 @@
 
 namespace skewscope {
 
+// Halves lost in the kernel, by where they came from (the half itself never reached the agent).
+struct LossOrigin {
+  std::uint32_t netns_ino = 0;
+  std::uint64_t cgroup_id = 0;
+  bool ring_buffer_full = false;  // else: the in-flight table was full
+  std::uint64_t count = 0;
+};
+
 struct SourceCounters {
   std::uint64_t emitted = 0;         // halves the source produced
   std::uint64_t ringbuf_full = 0;    // lost before the agent could read them
   std::uint64_t inflight_full = 0;   // syscall entries that could not be remembered until exit
   std::uint64_t mmsg_truncated = 0;  // *mmsg calls with more messages than the kernel side reads
   std::uint64_t malformed_records = 0;  // ring buffer records of the wrong size (never decoded)
+  std::vector<LossOrigin> lost_by_origin;  // ringbuf_full + inflight_full, where attributable
 };
 
 class EventSource {

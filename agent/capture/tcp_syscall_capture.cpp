@@ -171,6 +171,17 @@ SourceCounters TcpSyscallCapture::counters() const {
   c.ringbuf_full = sum(SKEWSCOPE_CNT_RINGBUF_FULL);
   c.inflight_full = sum(SKEWSCOPE_CNT_INFLIGHT_FULL);
   c.mmsg_truncated = sum(SKEWSCOPE_CNT_MMSG_TRUNCATED);
+  // A few entries (origins x 2 reasons), read whole on every pass; bounded by the map's size.
+  skewscope_loss_origin key{}, next{};
+  const void* previous = nullptr;
+  while (bpf_map__get_next_key(skel_->maps.lost_by_origin, previous, &next, sizeof next) == 0) {
+    std::uint64_t count = 0;
+    if (bpf_map__lookup_elem(skel_->maps.lost_by_origin, &next, sizeof next, &count, sizeof count, 0) == 0)
+      c.lost_by_origin.push_back(
+          {next.netns_ino, next.cgroup_id, next.reason == SKEWSCOPE_CNT_RINGBUF_FULL, count});
+    key = next;
+    previous = &key;
+  }
   return c;
 }
 

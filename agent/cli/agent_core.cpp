@@ -1,5 +1,7 @@
 #include "cli/agent_core.hpp"
 
+#include <algorithm>
+
 #include "estimate/triangles.hpp"
 #include "skewscope/saturating.hpp"
 
@@ -97,6 +99,13 @@ AgentReport AgentCore::report(std::int64_t now_ns, const SourceCounters& source)
   r.triangles = estimate::check_triangles(r.estimates);
   for (std::size_t i = 0; i < domains_.size(); ++i) r.domain_names.push_back(domains_.name(static_cast<DomainId>(i)));
   r.source = source;
+  for (const auto& origin : source.lost_by_origin) {
+    auto domain = domains_.classify(origin.netns_ino, origin.cgroup_id);
+    auto same = [&](const DomainLoss& l) { return l.domain == domain && l.ring_buffer_full == origin.ring_buffer_full; };
+    auto it = std::find_if(r.domain_losses.begin(), r.domain_losses.end(), same);
+    if (it == r.domain_losses.end()) it = r.domain_losses.insert(r.domain_losses.end(), {domain, origin.ring_buffer_full, 0});
+    it->count += origin.count;
+  }
   r.capture_error = capture_error_;
   r.ingest = ingest_;
   r.correlator = correlator_.counters();

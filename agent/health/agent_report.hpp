@@ -42,8 +42,16 @@ inline std::uint64_t lost_halves(const SourceCounters& s, const CorrelatorCounte
   return s.ringbuf_full + s.inflight_full + s.malformed_records + c.dropped_table_full;
 }
 
+// Halves lost in the kernel for one domain (or outside every domain), by reason.
+struct DomainLoss {
+  std::optional<DomainId> domain;  // nullopt: outside every declared domain (--only-domains)
+  bool ring_buffer_full = false;   // else: in-flight table full
+  std::uint64_t count = 0;
+};
+
 struct AgentReport {
   HealthReport health;
+  std::vector<DomainLoss> domain_losses;
   std::vector<std::string> domain_names;  // indexed by DomainId
   SourceCounters source;
   std::optional<std::string> capture_error;  // why the capture is down; null while it is up

@@ -27,7 +27,7 @@ enum bpf_map_type {
 	BPF_MAP_TYPE_PERCPU_ARRAY = 6,
 	BPF_MAP_TYPE_RINGBUF = 27,
 };
-enum { BPF_ANY = 0 };
+enum { BPF_ANY = 0, BPF_NOEXIST = 1 };
 enum { BPF_RB_NO_WAKEUP = 1, BPF_RB_FORCE_WAKEUP = 2 };
 enum { BPF_RB_AVAIL_DATA = 0 };
 

@@ -39,6 +39,14 @@ enum skewscope_bpf_counter {
 	SKEWSCOPE_CNT__COUNT,
 };
 
+/* Key of the lost_by_origin map: where a lost half came from, so the agent can say which of its
+ * domains a loss belongs to (the half itself never reached it). reason is a skewscope_bpf_counter. */
+struct skewscope_loss_origin {
+	__u64 cgroup_id;
+	__u32 netns_ino;
+	__u32 reason;
+};
+
 /* Addresses are IPv6 or IPv4-mapped IPv6 (::ffff:a.b.c.d) so a v4 client and a dual-stack v6
  * server compute the same key. local_* is this socket's end, remote_* the peer's.
  * Ports are in host byte order. */
