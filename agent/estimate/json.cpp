@@ -31,7 +31,7 @@ nlohmann::json offset_fields(const PairEstimate* e) {
 
 nlohmann::json to_json(const PairEstimate& e, const DomainName& name) {
   const bool shown = shown_offset(&e).missing == OffsetMissing::none;
-  // Values computed from the midpoint are left out with it.
+  // Values computed from the midpoint (or from the slope that settles with it) are left out with it.
   auto from_midpoint = [shown](const std::optional<double>& v) { return shown ? v : std::nullopt; };
   nlohmann::json j = {
       {"src", name(e.src)},
@@ -41,7 +41,10 @@ nlohmann::json to_json(const PairEstimate& e, const DomainName& name) {
       {"drift_ppm", plain(e.drift_ppm)},
       {"drift_bound_ppm", plain(e.drift_bound_ppm)},
       {"delta_t_min_seconds", seconds(e.dt_min_ns)},
-      {"inversion_margin_seconds", {{"forward", seconds(e.forward_margin_ns)}, {"reverse", seconds(e.reverse_margin_ns)}}},
+      // The margins are minimum spans referred to now along the fitted slope: while the interval
+      // is unsettled that slope is not pinned and they can be off by hundreds of µs.
+      {"inversion_margin_seconds",
+       {{"forward", seconds(from_midpoint(e.forward_margin_ns))}, {"reverse", seconds(from_midpoint(e.reverse_margin_ns))}}},
       {"inversion_onset_offset_seconds",
        {{"forward", seconds(from_midpoint(e.forward_onset_ns))}, {"reverse", seconds(from_midpoint(e.reverse_onset_ns))}}},
       {"risk_ratio", plain(from_midpoint(e.risk_ratio))},

@@ -62,6 +62,7 @@ TEST_CASE("one-way hop: the stale reverse sample never turns the widening interv
         CHECK(j["offset_bound_seconds"].is_null());
         CHECK(j["offset_missing"] == "unsettled");
         CHECK(j["risk_ratio"].is_null());  // derived from the midpoint: left out with it
+        CHECK(j["inversion_margin_seconds"]["forward"].is_null());
         CHECK_FALSE(e->at_risk);
         CHECK(j["at_risk"].is_null());
         CHECK(j["at_risk_basis"] == "not_assessed");
