@@ -180,8 +180,12 @@ PairEstimate Estimator::evaluate_canonical(const PairState& state, DomainId low,
   e.reverse_onset_ns = *e.offset_ns + rev;
   if (*e.dt_min_ns > 0) e.risk_ratio = std::fabs(*e.offset_ns) / *e.dt_min_ns;
   // During an empty episode the values are a hull over guessed break points: it holds θ, but its
-  // midpoint is no measurement, however narrow.
-  e.settled = !e.empty_interval &&
+  // midpoint is no measurement, however narrow. With the drift model, the data must also pin the
+  // slope: a one-way hop's reverse side is its handshake, one instant that cannot pin it, and in
+  // the lab its first-second interval (-53 µs ± 111 µs at offset 0, Δt_min 53 µs) passed the
+  // width test alone and was flagged at_risk.
+  const bool slope_pinned = rho_max == 0 || e.drift_ppm.has_value();
+  e.settled = !e.empty_interval && slope_pinned &&
               (*e.dt_min_ns <= 0 || *e.bound_ns <= config_.at_risk_max_bound_ratio * *e.dt_min_ns);
   e.at_risk = e.settled && at_risk(*e.offset_ns, *e.dt_min_ns, config_.at_risk_share);
   return e;

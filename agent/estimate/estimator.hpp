@@ -61,8 +61,9 @@ struct PairEstimate {
   // reverse_onset. They carry the midpoint's asymmetry bias (see README); the margins do not.
   std::optional<double> forward_onset_ns, reverse_onset_ns;
   std::optional<double> risk_ratio;  // |offset| / Δt_min: 0 centred, 1 at the first inversion
-  // Two-sided, consistent (not empty_interval) and narrow: half-width ≤ at_risk_max_bound_ratio ×
-  // Δt_min. Only then does the midpoint mean anything: an offset is shown and at_risk judged.
+  // Two-sided, consistent (not empty_interval), the drift slope pinned by the data (unless
+  // max_drift_ppm is 0) and narrow: half-width ≤ at_risk_max_bound_ratio × Δt_min. Only then does
+  // the midpoint mean anything: an offset is shown and at_risk judged.
   // One-way traffic with a stale reverse sample (the handshake of a PUSH/PULL hop) is two-sided
   // but widens by max_drift × its age, and its midpoint walks away from the truth.
   bool settled = false;
