@@ -153,17 +153,21 @@ std::string render_agent_metrics(const AgentReport& r, const std::string& versio
     write_histogram(w, "skewscope_negative_span_magnitude_seconds", r.name(key.first), r.name(key.second),
                     t.histograms.negative_magnitude);
 
-  // An estimate needs traffic in both directions: until then the series is absent, never made up.
-  w.family("skewscope_clock_offset_seconds", "gauge", "Estimated dst-minus-src clock offset, from the pair's traffic.");
+  // An offset only with its bound, and only from a settled two-sided interval (shown_offset):
+  // a one-sided or still-widening interval's midpoint would be a made-up number, so the series is
+  // absent instead; the status JSON's offset_missing says why.
+  w.family("skewscope_clock_offset_seconds", "gauge",
+           "Estimated dst-minus-src clock offset, from the pair's traffic; only when bounded from both sides "
+           "and settled.");
   for (const auto& e : r.estimates)
-    if (e.offset_ns)
-      w.sample("skewscope_clock_offset_seconds", {{"src", r.name(e.src)}, {"dst", r.name(e.dst)}}, *e.offset_ns * 1e-9);
+    if (const auto shown = estimate::shown_offset(&e); shown.offset_ns)
+      w.sample("skewscope_clock_offset_seconds", {{"src", r.name(e.src)}, {"dst", r.name(e.dst)}}, *shown.offset_ns * 1e-9);
   w.family("skewscope_clock_offset_bound_seconds", "gauge",
-           "Half-width of the interval that holds the dst-minus-src clock offset.");
+           "Half-width of the interval that holds the dst-minus-src clock offset; present with the offset.");
   for (const auto& e : r.estimates)
-    if (e.bound_ns)
+    if (const auto shown = estimate::shown_offset(&e); shown.bound_ns)
       w.sample("skewscope_clock_offset_bound_seconds", {{"src", r.name(e.src)}, {"dst", r.name(e.dst)}},
-               *e.bound_ns * 1e-9);
+               *shown.bound_ns * 1e-9);
   w.family("skewscope_delta_t_min_seconds", "gauge",
            "Half the minimum round trip between the pair's hosts: a clock offset above it inverts messages.");
   for (const auto& e : r.estimates)

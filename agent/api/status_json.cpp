@@ -71,9 +71,9 @@ nlohmann::json status_json(const AgentReport& r) {
                      {"capture_complete", p.capture_complete},
                      {"last_span_age_seconds", seconds_json(p.last_span_age_ns)},
                      {"min_span_seconds", min_span},
-                     {"unexplained_negative_spans", p.unexplained_negative_spans},
-                     {"offset_seconds", nullptr},
-                     {"offset_bound_seconds", nullptr}});
+                     {"unexplained_negative_spans", p.unexplained_negative_spans}});
+    // Offset fields are always present: an offset with its bound, or why there is none.
+    pairs.back().update(estimate::offset_fields(nullptr));
     if (const auto* e = r.estimate_for(p.key.src, p.key.dst)) {
       json fields = estimate::to_json(*e, name);
       fields.erase("src");

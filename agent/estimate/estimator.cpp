@@ -179,8 +179,15 @@ PairEstimate Estimator::evaluate_canonical(const PairState& state, DomainId low,
   e.forward_onset_ns = *e.offset_ns - fwd;
   e.reverse_onset_ns = *e.offset_ns + rev;
   if (*e.dt_min_ns > 0) e.risk_ratio = std::fabs(*e.offset_ns) / *e.dt_min_ns;
-  const bool settled = *e.dt_min_ns <= 0 || *e.bound_ns <= config_.at_risk_max_bound_ratio * *e.dt_min_ns;
-  e.at_risk = settled && at_risk(*e.offset_ns, *e.dt_min_ns, config_.at_risk_share);
+  // During an empty episode the values are a hull over guessed break points: it holds θ, but its
+  // midpoint is no measurement, however narrow. With the drift model, the data must also pin the
+  // slope: a one-way hop's reverse side is its handshake, one instant that cannot pin it, and in
+  // the lab its first-second interval (-53 µs ± 111 µs at offset 0, Δt_min 53 µs) passed the
+  // width test alone and was flagged at_risk.
+  const bool slope_pinned = rho_max == 0 || e.drift_ppm.has_value();
+  e.settled = !e.empty_interval && slope_pinned &&
+              (*e.dt_min_ns <= 0 || *e.bound_ns <= config_.at_risk_max_bound_ratio * *e.dt_min_ns);
+  e.at_risk = e.settled && at_risk(*e.offset_ns, *e.dt_min_ns, config_.at_risk_share);
   return e;
 }
 
@@ -270,6 +277,51 @@ std::vector<std::pair<DomainId, DomainId>> Estimator::directed_pairs(std::int64_
   }
   std::sort(out.begin(), out.end());
   return out;
+}
+
+ShownOffset shown_offset(const PairEstimate* e) {
+  ShownOffset s;
+  if (!e || (!e->lower_ns && !e->upper_ns)) {
+    s.missing = e && e->empty_interval ? OffsetMissing::empty : OffsetMissing::no_estimate;
+    return s;
+  }
+  if (!e->lower_ns || !e->upper_ns) {
+    s.missing = OffsetMissing::one_sided;
+    s.missing_bound = e->lower_ns ? MissingBound::upper : MissingBound::lower;
+    return s;
+  }
+  if (e->empty_interval) {
+    s.missing = OffsetMissing::empty;
+    return s;
+  }
+  if (!e->settled || !e->offset_ns || !e->bound_ns) {
+    s.missing = OffsetMissing::unsettled;
+    return s;
+  }
+  s.missing = OffsetMissing::none;
+  s.offset_ns = e->offset_ns;
+  s.bound_ns = e->bound_ns;
+  return s;
+}
+
+const char* offset_missing_name(OffsetMissing m) {
+  switch (m) {
+    case OffsetMissing::none: return nullptr;
+    case OffsetMissing::no_estimate: return "no_estimate";
+    case OffsetMissing::one_sided: return "one_sided";
+    case OffsetMissing::unsettled: return "unsettled";
+    case OffsetMissing::empty: return "empty";
+  }
+  return nullptr;
+}
+
+const char* missing_bound_name(MissingBound b) {
+  switch (b) {
+    case MissingBound::none: return nullptr;
+    case MissingBound::lower: return "lower";
+    case MissingBound::upper: return "upper";
+  }
+  return nullptr;
 }
 
 PairEstimate reversed(const PairEstimate& e) {

@@ -61,7 +61,13 @@ struct PairEstimate {
   // reverse_onset. They carry the midpoint's asymmetry bias (see README); the margins do not.
   std::optional<double> forward_onset_ns, reverse_onset_ns;
   std::optional<double> risk_ratio;  // |offset| / Δt_min: 0 centred, 1 at the first inversion
-  bool at_risk = false;
+  // Two-sided, consistent (not empty_interval), the drift slope pinned by the data (unless
+  // max_drift_ppm is 0) and narrow: half-width ≤ at_risk_max_bound_ratio × Δt_min. Only then does
+  // the midpoint mean anything: an offset is shown and at_risk judged.
+  // One-way traffic with a stale reverse sample (the handshake of a PUSH/PULL hop) is two-sided
+  // but widens by max_drift × its age, and its midpoint walks away from the truth.
+  bool settled = false;
+  bool at_risk = false;  // judged only when settled
 
   // The window admits no offset line, or did since its oldest bucket: the offset jumped or changed
   // pace (a step, a clock fix, a new frequency) or spans were mispaired. The values above are then
@@ -135,6 +141,28 @@ class Estimator {
   std::unordered_map<std::uint32_t, PairState> pairs_;
   Counters counters_;
 };
+
+// Why an estimate shows no offset. The names are the status JSON's offset_missing values.
+enum class OffsetMissing {
+  none,         // shown: offset_ns ± bound_ns
+  no_estimate,  // nothing in the estimator's window for this pair (yet)
+  one_sided,    // traffic bounds θ from one side only (see MissingBound)
+  unsettled,    // two-sided, but wider than at_risk_max_bound_ratio × Δt_min
+  empty,        // the window admits no offset line (a step, a new frequency, mispaired spans)
+};
+enum class MissingBound { none, lower, upper };  // lower: no dst → src traffic; upper: no src → dst
+
+struct ShownOffset {
+  std::optional<double> offset_ns, bound_ns;  // both or neither
+  OffsetMissing missing = OffsetMissing::no_estimate;
+  MissingBound missing_bound = MissingBound::none;
+};
+
+// The one rule for every output (status JSON, top, metrics, what-if): an offset only with its
+// bound, and only from a settled interval. e == nullptr: no estimate at all.
+ShownOffset shown_offset(const PairEstimate* e);
+const char* offset_missing_name(OffsetMissing m);  // nullptr for none
+const char* missing_bound_name(MissingBound b);    // nullptr for none
 
 // Re-expresses an estimate for the opposite direction (θ changes sign, forward ↔ reverse).
 PairEstimate reversed(const PairEstimate& e);

@@ -13,21 +13,41 @@ nlohmann::json plain(const std::optional<double>& v) { return v ? nlohmann::json
 
 }  // namespace
 
-nlohmann::json to_json(const PairEstimate& e, const DomainName& name) {
+nlohmann::json offset_fields(const PairEstimate* e) {
+  const ShownOffset shown = shown_offset(e);
+  auto name_or_null = [](const char* n) { return n ? nlohmann::json(n) : nlohmann::json(nullptr); };
+  const bool judged = e && e->settled && shown.missing == OffsetMissing::none;
   return {
+      {"offset_seconds", seconds(shown.offset_ns)},
+      {"offset_bound_seconds", seconds(shown.bound_ns)},
+      {"offset_missing", name_or_null(offset_missing_name(shown.missing))},
+      {"offset_missing_bound", name_or_null(missing_bound_name(shown.missing_bound))},
+      // at_risk from the traffic needs a midpoint that means something; otherwise it is not judged
+      // (null), and a state of ok only says that no inversion was seen.
+      {"at_risk", judged ? nlohmann::json(e->at_risk) : nlohmann::json(nullptr)},
+      {"at_risk_basis", judged ? "settled_interval" : "not_assessed"},
+  };
+}
+
+nlohmann::json to_json(const PairEstimate& e, const DomainName& name) {
+  const bool shown = shown_offset(&e).missing == OffsetMissing::none;
+  // Values computed from the midpoint (or from the slope that settles with it) are left out with it.
+  auto from_midpoint = [shown](const std::optional<double>& v) { return shown ? v : std::nullopt; };
+  nlohmann::json j = {
       {"src", name(e.src)},
       {"dst", name(e.dst)},
-      {"offset_seconds", seconds(e.offset_ns)},
-      {"offset_bound_seconds", seconds(e.bound_ns)},
       {"offset_lower_bound_seconds", seconds(e.lower_ns)},
       {"offset_upper_bound_seconds", seconds(e.upper_ns)},
       {"drift_ppm", plain(e.drift_ppm)},
       {"drift_bound_ppm", plain(e.drift_bound_ppm)},
       {"delta_t_min_seconds", seconds(e.dt_min_ns)},
-      {"inversion_margin_seconds", {{"forward", seconds(e.forward_margin_ns)}, {"reverse", seconds(e.reverse_margin_ns)}}},
-      {"inversion_onset_offset_seconds", {{"forward", seconds(e.forward_onset_ns)}, {"reverse", seconds(e.reverse_onset_ns)}}},
-      {"risk_ratio", plain(e.risk_ratio)},
-      {"at_risk", e.offset_ns ? nlohmann::json(e.at_risk) : nlohmann::json(nullptr)},
+      // The margins are minimum spans referred to now along the fitted slope: while the interval
+      // is unsettled that slope is not pinned and they can be off by hundreds of µs.
+      {"inversion_margin_seconds",
+       {{"forward", seconds(from_midpoint(e.forward_margin_ns))}, {"reverse", seconds(from_midpoint(e.reverse_margin_ns))}}},
+      {"inversion_onset_offset_seconds",
+       {{"forward", seconds(from_midpoint(e.forward_onset_ns))}, {"reverse", seconds(from_midpoint(e.reverse_onset_ns))}}},
+      {"risk_ratio", plain(from_midpoint(e.risk_ratio))},
       {"empty_interval", e.empty_interval},
       {"empty_interval_total", e.empty_interval_episodes},
       {"estimate_window", {{"forward_spans", e.forward_spans},
@@ -37,6 +57,8 @@ nlohmann::json to_json(const PairEstimate& e, const DomainName& name) {
                            {"buckets_live", e.buckets_live},
                            {"buckets_used", e.buckets_used}}},
   };
+  j.update(offset_fields(&e));
+  return j;
 }
 
 nlohmann::json to_json(const TriangleReport& r, const DomainName& name) {
@@ -64,7 +86,11 @@ nlohmann::json to_json(const WhatIfTable& t, const DomainName& name) {
   for (const auto& r : t.rows)
     rows.push_back({{"src", name(r.src)}, {"dst", name(r.dst)}, {"window_spans", r.window_spans},
                     {"samples", r.samples}, {"observed_negative_ratio", r.observed_negative_ratio},
-                    {"inversion_ratio", r.rate}, {"violated_probability", r.violated}});
+                    {"inversion_ratio", r.rate}, {"violated_probability", r.violated},
+                    {"offset_missing", r.offset_missing == OffsetMissing::none
+                                           ? nlohmann::json(nullptr) : nlohmann::json(offset_missing_name(r.offset_missing))},
+                    // What the rates assume about the present offset.
+                    {"offset_assumption", r.offset_removed ? "estimate_removed" : "as_observed"}});
   return {{"models", models}, {"pairs", rows}, {"misordered_share", t.message_share},
           {"pairs_violated_share", t.pairs_violated_share}};
 }

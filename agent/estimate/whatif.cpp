@@ -83,13 +83,20 @@ WhatIfTable what_if(const Estimator& estimator, const std::vector<ErrorModel>& m
     row.dst = dst;
     row.rate.assign(m, 0.0);
     row.violated.assign(m, 0.0);
-    if (auto e = estimator.evaluate(src, dst, now_ns)) {
+    double shift = 0;
+    const auto e = estimator.evaluate(src, dst, now_ns);
+    if (e) {
       row.window_spans = e->forward_spans;
       if (e->forward_spans) row.observed_negative_ratio = static_cast<double>(e->forward_negative) / e->forward_spans;
     }
-    double shift = 0;
-    if (options.remove_estimated_offset)
-      if (auto e = estimator.evaluate(src, dst, now_ns); e && e->offset_ns) shift = *e->offset_ns;
+    // Never a one-sided or unsettled midpoint: such a pair keeps its spans as observed.
+    const ShownOffset shown = shown_offset(e ? &*e : nullptr);
+    row.offset_missing = shown.missing;
+    row.missing_bound = shown.missing_bound;
+    if (options.remove_estimated_offset && shown.offset_ns) {
+      shift = *shown.offset_ns;
+      row.offset_removed = true;
+    }
 
     const auto samples = estimator.samples(src, dst, now_ns);
     row.samples = samples.size();
@@ -159,6 +166,17 @@ std::string render_what_if(const WhatIfTable& table, const std::function<std::st
     }
     while (!out.empty() && out.back() == ' ') out.pop_back();
     out += "\n";
+  }
+  bool first_note = true;
+  for (const auto& r : table.rows) {
+    if (r.offset_missing == OffsetMissing::none) continue;
+    if (first_note) out += "\n";
+    first_note = false;
+    std::string why = offset_missing_name(r.offset_missing);
+    if (r.missing_bound == MissingBound::lower) why += ", no " + name(r.dst) + " -> " + name(r.src) + " traffic";
+    if (r.missing_bound == MissingBound::upper) why += ", no " + name(r.src) + " -> " + name(r.dst) + " traffic";
+    out += "note: " + name(r.src) + " -> " + name(r.dst) + " has no offset (" + why +
+           "): its spans are taken as observed, with whatever offset the clocks have now\n";
   }
   return out;
 }

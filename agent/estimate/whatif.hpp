@@ -43,6 +43,11 @@ struct WhatIfRow {
   double observed_negative_ratio = 0;  // in the window, as counted (not sampled)
   std::vector<double> rate;            // per model: expected share of this pair's messages inverted
   std::vector<double> violated;        // per model: probability of ≥ 1 inversion in a window of this traffic
+  // Why the pair has no offset (shown_offset's rule), or none. Without one the spans are used as
+  // observed: whatever the present offset is, it stays in them, unmeasured and not removed.
+  OffsetMissing offset_missing = OffsetMissing::no_estimate;
+  MissingBound missing_bound = MissingBound::none;
+  bool offset_removed = false;  // remove_estimated_offset applied a shown offset to this row
 };
 
 struct WhatIfTable {
@@ -59,14 +64,15 @@ struct WhatIfTable {
 struct WhatIfOptions {
   // Subtract the current midpoint estimate from each span first: "if the clocks were first
   // aligned to the estimate, then got this error". Off by default, as the midpoint carries the
-  // asymmetry bias; pairs without a two-sided estimate are then left as observed.
+  // asymmetry bias; pairs without a shown (two-sided, settled) offset are then left as observed.
   bool remove_estimated_offset = false;
 };
 
 WhatIfTable what_if(const Estimator& estimator, const std::vector<ErrorModel>& models, std::int64_t now_ns,
                     WhatIfOptions options = {});
 
-// Plain-text table for the CLI; name maps a domain id to its name.
+// Plain-text table for the CLI; name maps a domain id to its name. Rows without an offset get a
+// note below the table saying what was assumed for them.
 std::string render_what_if(const WhatIfTable& table, const std::function<std::string(DomainId)>& name);
 
 }  // namespace skewscope::estimate
