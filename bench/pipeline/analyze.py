@@ -349,7 +349,9 @@ def plot_drift(path, runs):
             pts = [(x, y - 0.02 * (k + 1)) for x, y in pts if y is not None]
             ax2.step([p[0] for p in pts], [p[1] for p in pts], where="post", label=f"kernel {src}→{dst}")
         if samples:
-            ax2.step([s["t"] - t0 for s in samples], [s["status"].get("health", 0) - 0.1 for s in samples],
+            # An unknown (null) health is drawn half-way between 0 and 1.
+            overall = [s["status"].get("health") for s in samples]
+            ax2.step([s["t"] - t0 for s in samples], [(0.5 if h is None else h) - 0.1 for h in overall],
                      where="post", color="black", label="kernel overall")
         ax2.set_ylim(-0.3, 1.2)
         ax2.set_xlabel("time (s)")
