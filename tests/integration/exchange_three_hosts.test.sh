@@ -48,6 +48,10 @@ traffic() {  # traffic COUNT: h1->h2, h2->h3, h3->h1 request/response (every pai
   in_host 1 "$TRAFFIC" ping --connect "$(addr 2):7100" --size 64 --count "$1" >/dev/null & pids+=($!)
   in_host 2 "$TRAFFIC" ping --connect "$(addr 3):7100" --size 200 --count "$1" >/dev/null & pids+=($!)
   in_host 3 "$TRAFFIC" ping --connect "$(addr 1):7100" --size 32 --count "$1" >/dev/null & pids+=($!)
+  # A third-party program too: socat streams bytes h1 -> h2 (the agents know nothing of it).
+  in_host 2 socat -u TCP-LISTEN:7101,bind="$(addr 2)",reuseaddr STDOUT >/dev/null & pids+=($!)
+  sleep 0.3
+  head -c 300000 /dev/urandom | in_host 1 socat -u STDIN TCP:"$(addr 2)":7101 & pids+=($!)
   for p in "${pids[@]}"; do wait "$p"; done
   sleep 2.5  # linger, fetch, and the last halves' reorder allowance
 }
