@@ -64,6 +64,20 @@ std::optional<std::int64_t> parse_interval(const std::string& text) {
   return *interval;
 }
 
+// top's INTERVAL and COUNT, or nullopt after saying what is wrong (a usage error).
+std::optional<std::int64_t> top_interval(const std::string& interval_text, int count) {
+  auto interval = parse_interval(interval_text);
+  if (!interval) {
+    std::cerr << "skewscope top: interval '" << interval_text << "' must be a positive duration (e.g. 1s, 500ms)\n";
+    return std::nullopt;
+  }
+  if (count < 0) {
+    std::cerr << "skewscope top: COUNT must be positive\n";
+    return std::nullopt;
+  }
+  return interval;
+}
+
 }  // namespace
 
 int run_status(const std::string& url, bool json) {
@@ -83,19 +97,8 @@ int run_status(const std::string& url, bool json) {
 }
 
 int run_top(const std::string& url, const std::string& interval_text, int count, bool once, bool json) {
-  auto interval = parse_duration_ns(interval_text);
-  if (!interval) {
-    // vmstat style: a bare number means seconds.
-    interval = parse_duration_ns(interval_text + "s");
-  }
-  if (!interval || *interval <= 0) {
-    std::cerr << "skewscope top: interval '" << interval_text << "' must be a positive duration (e.g. 1s, 500ms)\n";
-    return 2;
-  }
-  if (count < 0) {
-    std::cerr << "skewscope top: COUNT must be positive\n";
-    return 2;
-  }
+  auto interval = top_interval(interval_text, count);
+  if (!interval) return 2;
   if (once) count = 1;
   const bool clear = !json && isatty(STDOUT_FILENO);
   for (int i = 0; count == 0 || i < count; ++i) {
@@ -132,15 +135,8 @@ int run_status(const std::vector<std::string>& urls, bool json) {
 int run_top(const std::vector<std::string>& urls, const std::string& interval_text, int count, bool once, bool json) {
   if (urls.empty()) return run_top(std::string(kDefaultAgentUrl), interval_text, count, once, json);
   if (urls.size() == 1) return run_top(urls.front(), interval_text, count, once, json);
-  auto interval = parse_interval(interval_text);
-  if (!interval) {
-    std::cerr << "skewscope top: interval '" << interval_text << "' must be a positive duration (e.g. 1s, 500ms)\n";
-    return 2;
-  }
-  if (count < 0) {
-    std::cerr << "skewscope top: COUNT must be positive\n";
-    return 2;
-  }
+  auto interval = top_interval(interval_text, count);
+  if (!interval) return 2;
   if (once) count = 1;
   const bool clear = !json && isatty(STDOUT_FILENO);
   bool unreachable = false;
