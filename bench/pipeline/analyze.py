@@ -63,11 +63,15 @@ def ms(v):
     return None if v is None else v * 1e3
 
 
-def load_runs(runs_dir):
+def load_runs(runs_dir, results_dir=None):
     """(runs that produced results, problems): a run that failed, did not finish, or whose agent
-    status is missing is a problem, never silently left out of the tables."""
+    status is missing is a problem, never silently left out of the tables. The results folder
+    may sit among the runs (bench/experiment writes it there): it is not a run."""
     runs, problems = [], []
+    skip = os.path.realpath(results_dir) if results_dir else None
     for d in sorted(glob.glob(os.path.join(runs_dir, "*", ""))):
+        if skip and os.path.realpath(d) == skip:
+            continue
         name = os.path.basename(d.rstrip("/"))
         exp, run = load_json(d + "experiment.json"), load_json(d + "run.json")
         if not exp:
@@ -402,7 +406,7 @@ def main():
     ap.add_argument("--assert", "--check", dest="assert_", action="store_true",
                     help="exit 1 unless every run succeeded and the quick mode's promises hold")
     args = ap.parse_args()
-    runs, run_problems = load_runs(args.runs)
+    runs, run_problems = load_runs(args.runs, args.results)
     for p in run_problems:
         print("analyze: PROBLEM:", p, file=sys.stderr)
     if not runs:
