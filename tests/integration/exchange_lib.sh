@@ -33,15 +33,7 @@ start_named_agent() {  # start_named_agent NAME ARGS...: AGENT_URLS[NAME], AGENT
   local pid=$!
   BACKGROUND+=($pid)
   AGENT_PIDS[$name]=$pid
-  local port=
-  for _ in $(seq 1 100); do
-    port=$(sed -n 's/.*listening on 127\.0\.0\.1:\([0-9]*\).*/\1/p' "$WORK/agent-$name.log")
-    [ -n "$port" ] && break
-    kill -0 "$pid" 2>/dev/null || { cat "$WORK/agent-$name.log"; fail "agent $name exited"; }
-    sleep 0.1
-  done
-  [ -n "$port" ] || fail "agent $name did not start"
-  AGENT_URLS[$name]=http://127.0.0.1:$port
+  AGENT_URLS[$name]=$(agent_url_from_log "$pid" "$WORK/agent-$name.log" "agent $name")
 }
 
 agent_status() { curl -sf --max-time 5 "${AGENT_URLS[$1]}/api/v1/status" || echo '{}'; }

@@ -36,18 +36,24 @@ lab_up() {  # lab_up N
 netns_path() { echo "/run/netns/$LAB_NAME-h$1"; }
 in_host() { local i=$1; shift; ip netns exec "$LAB_NAME-h$i" "$@"; }
 
+# agent_url_from_log PID LOG WHAT: waits (bounded) for the agent's "listening on" line and prints
+# its URL; fails naming WHAT if the agent exits or never listens.
+agent_url_from_log() {
+  local pid=$1 log=$2 what=$3 port=
+  for _ in $(seq 1 100); do
+    port=$(sed -n 's/.*listening on 127\.0\.0\.1:\([0-9]*\).*/\1/p' "$log")
+    [ -n "$port" ] && break
+    kill -0 "$pid" 2>/dev/null || { cat "$log" >&2; fail "$what exited"; }
+    sleep 0.1
+  done
+  [ -n "$port" ] || fail "$what did not start"
+  echo "http://127.0.0.1:$port"
+}
+
 start_agent() {  # start_agent ARGS...: listens on a free loopback port
   "$SKEWSCOPE" agent --listen 127.0.0.1:0 --control-socket "$CONTROL" "$@" >"$WORK/agent.log" 2>&1 &
   AGENT_PID=$!
-  local port=
-  for _ in $(seq 1 100); do
-    port=$(sed -n 's/.*listening on 127\.0\.0\.1:\([0-9]*\).*/\1/p' "$WORK/agent.log")
-    [ -n "$port" ] && break
-    kill -0 "$AGENT_PID" 2>/dev/null || { cat "$WORK/agent.log"; fail "agent exited"; }
-    sleep 0.1
-  done
-  [ -n "$port" ] || fail "agent did not start"
-  AGENT_URL=http://127.0.0.1:$port
+  AGENT_URL=$(agent_url_from_log "$AGENT_PID" "$WORK/agent.log" agent)
 }
 
 status_json() { "$SKEWSCOPE" status --agent "$AGENT_URL" --json || true; }
