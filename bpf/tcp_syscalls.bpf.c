@@ -12,6 +12,7 @@
 #include "skewscope/abi/half_event.h"
 #include "lib/counters.bpf.h"
 #include "lib/tcp_socket.bpf.h"
+#include "lib/payload_capture.bpf.h"
 
 char LICENSE[] SEC("license") = "GPL";
 
@@ -28,7 +29,8 @@ struct inflight {
 	__u32 seq;
 	__u8 kind;
 	__u8 syscall;
-	__u8 pad[2];
+	__u8 payload; /* payload_on_enter armed a copy: payload_on_exit must run */
+	__u8 pad[1];
 };
 
 /* A plain hash, not an LRU: an LRU would evict the threads blocked longest in a call (an idle
@@ -89,7 +91,8 @@ static __always_inline void count_lost(struct sock *sk, __u32 reason)
  * each variant's code holds only its own walk (an old kernel's verifier never sees the kfunc). */
 enum walk { WALK_BTF, WALK_CORE_READ };
 
-static __always_inline int on_enter(enum walk walk, long fd, __u8 kind, __u8 syscall, __u64 mmsg_vec)
+static __always_inline int on_enter(enum walk walk, long fd, __u8 kind, __u8 syscall, __u64 mmsg_vec,
+				    __u64 buf, __u64 buf_len)
 {
 	__u64 id = bpf_get_current_pid_tgid();
 	if ((__u32)(id >> 32) == agent_tgid)
@@ -104,6 +107,7 @@ static __always_inline int on_enter(enum walk walk, long fd, __u8 kind, __u8 sys
 		.seq = tcp_first_byte_seq(sk, kind == SKEWSCOPE_HALF_SEND),
 		.kind = kind,
 		.syscall = syscall,
+		.payload = payload_on_enter(sk, id, syscall, buf, buf_len),
 	};
 	if (bpf_map_update_elem(&inflight_calls, &id, &call, BPF_ANY))
 		count_lost(sk, SKEWSCOPE_CNT_INFLIGHT_FULL);
@@ -136,6 +140,8 @@ static __always_inline int on_exit(long ret)
 		return 0;
 	struct inflight c = *call;
 	bpf_map_delete_elem(&inflight_calls, &id);
+	if (c.payload)
+		payload_on_exit(id, c.sk, c.kind, c.entry_ns, c.seq, c.mmsg_vec ? 0 : ret);
 	if (ret <= 0)
 		return 0;
 	__u64 bytes = c.mmsg_vec ? mmsg_bytes(c.mmsg_vec, ret) : (__u64)ret;
@@ -172,21 +178,21 @@ static __always_inline int on_exit(long ret)
 	{ body }
 
 /* Sends */
-ENTRY(write, return on_enter(walk, ARG(0), SKEWSCOPE_HALF_SEND, SKEWSCOPE_SYS_WRITE, 0);)
-ENTRY(writev, return on_enter(walk, ARG(0), SKEWSCOPE_HALF_SEND, SKEWSCOPE_SYS_WRITEV, 0);)
-ENTRY(sendto, return on_enter(walk, ARG(0), SKEWSCOPE_HALF_SEND, SKEWSCOPE_SYS_SENDTO, 0);)
-ENTRY(sendmsg, return on_enter(walk, ARG(0), SKEWSCOPE_HALF_SEND, SKEWSCOPE_SYS_SENDMSG, 0);)
-ENTRY(sendmmsg, return on_enter(walk, ARG(0), SKEWSCOPE_HALF_SEND, SKEWSCOPE_SYS_SENDMMSG, ARG(1));)
+ENTRY(write, return on_enter(walk, ARG(0), SKEWSCOPE_HALF_SEND, SKEWSCOPE_SYS_WRITE, 0, ARG(1), ARG(2));)
+ENTRY(writev, return on_enter(walk, ARG(0), SKEWSCOPE_HALF_SEND, SKEWSCOPE_SYS_WRITEV, 0, ARG(1), ARG(2));)
+ENTRY(sendto, return on_enter(walk, ARG(0), SKEWSCOPE_HALF_SEND, SKEWSCOPE_SYS_SENDTO, 0, ARG(1), ARG(2));)
+ENTRY(sendmsg, return on_enter(walk, ARG(0), SKEWSCOPE_HALF_SEND, SKEWSCOPE_SYS_SENDMSG, 0, ARG(1), 0);)
+ENTRY(sendmmsg, return on_enter(walk, ARG(0), SKEWSCOPE_HALF_SEND, SKEWSCOPE_SYS_SENDMMSG, ARG(1), 0, 0);)
 
 /* Receives: a peek copies bytes without consuming them, so it is not a receive. */
-ENTRY(read, return on_enter(walk, ARG(0), SKEWSCOPE_HALF_RECV, SKEWSCOPE_SYS_READ, 0);)
-ENTRY(readv, return on_enter(walk, ARG(0), SKEWSCOPE_HALF_RECV, SKEWSCOPE_SYS_READV, 0);)
+ENTRY(read, return on_enter(walk, ARG(0), SKEWSCOPE_HALF_RECV, SKEWSCOPE_SYS_READ, 0, ARG(1), ARG(2));)
+ENTRY(readv, return on_enter(walk, ARG(0), SKEWSCOPE_HALF_RECV, SKEWSCOPE_SYS_READV, 0, ARG(1), ARG(2));)
 ENTRY(recvfrom, if (ARG(3) & MSG_PEEK_FLAG) return 0;
-      return on_enter(walk, ARG(0), SKEWSCOPE_HALF_RECV, SKEWSCOPE_SYS_RECVFROM, 0);)
+      return on_enter(walk, ARG(0), SKEWSCOPE_HALF_RECV, SKEWSCOPE_SYS_RECVFROM, 0, ARG(1), ARG(2));)
 ENTRY(recvmsg, if (ARG(2) & MSG_PEEK_FLAG) return 0;
-      return on_enter(walk, ARG(0), SKEWSCOPE_HALF_RECV, SKEWSCOPE_SYS_RECVMSG, 0);)
+      return on_enter(walk, ARG(0), SKEWSCOPE_HALF_RECV, SKEWSCOPE_SYS_RECVMSG, 0, ARG(1), 0);)
 ENTRY(recvmmsg, if (ARG(3) & MSG_PEEK_FLAG) return 0;
-      return on_enter(walk, ARG(0), SKEWSCOPE_HALF_RECV, SKEWSCOPE_SYS_RECVMMSG, ARG(1));)
+      return on_enter(walk, ARG(0), SKEWSCOPE_HALF_RECV, SKEWSCOPE_SYS_RECVMMSG, ARG(1), 0, 0);)
 
 /* Two entry programs per syscall, the same logic over each walk; the agent loads one of them
  * (autoload, decided before load by its candidate table). */
@@ -233,5 +239,6 @@ int forget_exited_thread(void *ctx)
 {
 	__u64 id = bpf_get_current_pid_tgid();
 	bpf_map_delete_elem(&inflight_calls, &id);
+	payload_forget(id);
 	return 0;
 }

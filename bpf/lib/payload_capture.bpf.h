@@ -1,0 +1,318 @@
+/* Payload capture: a bounded copy of the bytes a call moved, only on the sockets a detector
+ * classified as Kafka or ZMTP, sent on a ring buffer of its own (payloads).
+ *
+ * Cost model. With payload_max == 0 (the default) every function here is a constant-false branch
+ * the verifier prunes: the other programs' cost is unchanged. With it on, each traced TCP call pays
+ * one LRU lookup of its socket's verdict; a socket's first call also reads its ports and, when no
+ * operator port names it, copies the call's bytes once to classify them. Only KAFKA and ZMTP
+ * sockets pay for the per-call copy and the ring buffer record.
+ *
+ * Detection (decided once per socket, at its first traced call with bytes):
+ *  - an operator-named port (payload_ports: local or remote port -> protocol) wins;
+ *  - else ZMTP 3.x: the greeting signature, 0xFF, 8 bytes, 0x7F;
+ *  - else Kafka: a request header, int32 size, int16 api_key 0..99, int16 api_version 0..31,
+ *    int32 correlation id, int16 client id length -1..size. Requests are written whole-message
+ *    first, so a client socket and the broker's side of it both see one first.
+ * A verdict is keyed by the socket's address and checked against its port pair, so a recycled
+ * struct sock never inherits the verdict of the socket that lived there before. */
+#pragma once
+
+#include "skewscope/abi/payload_event.h"
+
+#define SKEWSCOPE_MAP_LRU_HASH 9 /* BPF_MAP_TYPE_LRU_HASH */
+
+/* --payload-bytes: how many bytes of each call to copy (<= SKEWSCOPE_PAYLOAD_MAX); 0 = off. */
+const volatile __u32 payload_max = 0;
+/* 0: only operator-named ports are captured (--payload-detect ports). */
+const volatile __u8 payload_detect = 1;
+
+struct payload_verdict {
+	__u32 portpair; /* local port << 16 | remote port, when the verdict was taken */
+	__u8 protocol;  /* enum skewscope_payload_protocol */
+	__u8 pad[3];
+};
+
+/* An LRU: a verdict is only a cache of a decision, and an evicted socket is re-decided at its
+ * next call (from mid-stream bytes, so at worst it becomes OTHER: counted as classified other). */
+struct {
+	__uint(type, SKEWSCOPE_MAP_LRU_HASH);
+	__uint(max_entries, 65536);
+	__type(key, __u64); /* struct sock * */
+	__type(value, struct payload_verdict);
+} payload_verdicts SEC(".maps");
+
+/* Filled by the agent after load, before attach: --payload-port kafka=9092, zmtp=5555. */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 64);
+	__type(key, __u16);
+	__type(value, __u8);
+} payload_ports SEC(".maps");
+
+/* Where the calling thread's buffer is, between entry and exit (only for armed calls). */
+struct payload_arm {
+	__u64 buf;
+	__u64 len;
+	__u8 shape;
+	__u8 protocol;
+	__u8 pad[6];
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 16384);
+	__type(key, __u64); /* pid_tgid */
+	__type(value, struct payload_arm);
+} payload_armed SEC(".maps");
+
+/* Twice the bound: an iovec walk writes at offset < MAX a segment of length <= MAX. */
+struct payload_scratch {
+	struct skewscope_payload_event hdr;
+	__u8 data[2 * SKEWSCOPE_PAYLOAD_MAX];
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct payload_scratch);
+} payload_scratch SEC(".maps");
+
+#define PAYLOAD_RINGBUF_BYTES (8 * 1024 * 1024)
+struct {
+	__uint(type, BPF_MAP_TYPE_RINGBUF);
+	__uint(max_entries, PAYLOAD_RINGBUF_BYTES);
+} payloads SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, SKEWSCOPE_PCNT__COUNT);
+	__type(key, __u32);
+	__type(value, __u64);
+} payload_counters SEC(".maps");
+
+static __always_inline void payload_count(__u32 which)
+{
+	__u64 *value = bpf_map_lookup_elem(&payload_counters, &which);
+	if (value)
+		*value += 1;
+}
+
+static __always_inline __u8 payload_shape_of(__u8 syscall)
+{
+	switch (syscall) {
+	case SKEWSCOPE_SYS_WRITE:
+	case SKEWSCOPE_SYS_SENDTO:
+	case SKEWSCOPE_SYS_READ:
+	case SKEWSCOPE_SYS_RECVFROM:
+		return SKEWSCOPE_SHAPE_BUFFER;
+	case SKEWSCOPE_SYS_WRITEV:
+	case SKEWSCOPE_SYS_READV:
+		return SKEWSCOPE_SHAPE_IOVEC;
+	case SKEWSCOPE_SYS_SENDMSG:
+	case SKEWSCOPE_SYS_RECVMSG:
+		return SKEWSCOPE_SHAPE_MSGHDR;
+	}
+	return 0; /* *mmsg: several messages per call, not copied (their halves are still traced) */
+}
+
+static __always_inline __u8 payload_port_protocol(__u16 port)
+{
+	__u8 *proto = bpf_map_lookup_elem(&payload_ports, &port);
+	return proto ? *proto : SKEWSCOPE_PROTO_UNDECIDED;
+}
+
+/* At syscall entry, for a TCP socket: arms the copy for this thread when the socket is (or may
+ * be) Kafka or ZMTP. Returns 1 when armed; the exit must then call payload_on_exit. */
+static __always_inline __u8 payload_on_enter(struct sock *sk, __u64 id, __u8 syscall, __u64 buf, __u64 len)
+{
+	if (!payload_max)
+		return 0;
+	__u8 shape = payload_shape_of(syscall);
+	if (!shape)
+		return 0;
+	__u64 key = (__u64)sk;
+	__u32 portpair = ((__u32)BPF_CORE_READ(sk, __sk_common.skc_num) << 16) |
+			 bpf_ntohs(BPF_CORE_READ(sk, __sk_common.skc_dport));
+	struct payload_verdict *known = bpf_map_lookup_elem(&payload_verdicts, &key);
+	__u8 proto;
+	if (known && known->portpair == portpair) {
+		proto = known->protocol;
+	} else {
+		proto = payload_port_protocol(portpair >> 16);
+		if (proto == SKEWSCOPE_PROTO_UNDECIDED)
+			proto = payload_port_protocol(portpair & 0xffff);
+		if (proto == SKEWSCOPE_PROTO_UNDECIDED && !payload_detect)
+			proto = SKEWSCOPE_PROTO_OTHER;
+		struct payload_verdict v = { .portpair = portpair, .protocol = proto };
+		bpf_map_update_elem(&payload_verdicts, &key, &v, BPF_ANY);
+		if (proto == SKEWSCOPE_PROTO_KAFKA)
+			payload_count(SKEWSCOPE_PCNT_CLASSIFIED_KAFKA);
+		else if (proto == SKEWSCOPE_PROTO_ZMTP)
+			payload_count(SKEWSCOPE_PCNT_CLASSIFIED_ZMTP);
+		else if (proto == SKEWSCOPE_PROTO_OTHER)
+			payload_count(SKEWSCOPE_PCNT_CLASSIFIED_OTHER);
+	}
+	if (proto == SKEWSCOPE_PROTO_OTHER)
+		return 0;
+	struct payload_arm arm = { .buf = buf, .len = len, .shape = shape, .protocol = proto };
+	if (bpf_map_update_elem(&payload_armed, &id, &arm, BPF_ANY)) {
+		payload_count(SKEWSCOPE_PCNT_ARM_FULL);
+		return 0;
+	}
+	return 1;
+}
+
+struct payload_user_iovec {
+	__u64 base;
+	__u64 len;
+};
+
+/* Copies up to `want` (<= SKEWSCOPE_PAYLOAD_MAX) bytes of the call's buffer; returns how many. */
+static __always_inline __u32 payload_copy(struct payload_scratch *s, const struct payload_arm *arm, __u32 want)
+{
+	if (arm->shape == SKEWSCOPE_SHAPE_BUFFER) {
+		if (want > SKEWSCOPE_PAYLOAD_MAX)
+			want = SKEWSCOPE_PAYLOAD_MAX;
+		if (bpf_probe_read_user(s->data, want, (const void *)arm->buf)) {
+			payload_count(SKEWSCOPE_PCNT_READ_FAILED);
+			return 0;
+		}
+		return want;
+	}
+	__u64 iov = arm->buf, count = arm->len;
+	if (arm->shape == SKEWSCOPE_SHAPE_MSGHDR) {
+		/* struct user_msghdr on LP64: msg_iov at 16, msg_iovlen at 24 (a user ABI, fixed). */
+		__u64 fields[2];
+		if (bpf_probe_read_user(fields, sizeof(fields), (const void *)(arm->buf + 16))) {
+			payload_count(SKEWSCOPE_PCNT_READ_FAILED);
+			return 0;
+		}
+		iov = fields[0];
+		count = fields[1];
+	}
+	__u32 off = 0;
+	int i;
+	for (i = 0; i < SKEWSCOPE_PAYLOAD_MAX_IOV; i++) {
+		if (i >= count || off >= want)
+			break;
+		struct payload_user_iovec seg;
+		if (bpf_probe_read_user(&seg, sizeof(seg), (const void *)(iov + i * sizeof(seg)))) {
+			payload_count(SKEWSCOPE_PCNT_READ_FAILED);
+			break;
+		}
+		__u32 n = seg.len < (__u64)(want - off) ? (__u32)seg.len : want - off;
+		if (n > SKEWSCOPE_PAYLOAD_MAX)
+			n = SKEWSCOPE_PAYLOAD_MAX;
+		__u32 at = off & (SKEWSCOPE_PAYLOAD_MAX - 1);
+		if (bpf_probe_read_user(&s->data[at], n, (const void *)seg.base)) {
+			payload_count(SKEWSCOPE_PCNT_READ_FAILED);
+			break;
+		}
+		off = at + n;
+	}
+	if (i == SKEWSCOPE_PAYLOAD_MAX_IOV && count > SKEWSCOPE_PAYLOAD_MAX_IOV && off < want)
+		payload_count(SKEWSCOPE_PCNT_IOV_TRUNCATED);
+	return off;
+}
+
+static __always_inline __u16 payload_be16(const __u8 *p)
+{
+	return ((__u16)p[0] << 8) | p[1];
+}
+
+static __always_inline __u32 payload_be32(const __u8 *p)
+{
+	return ((__u32)p[0] << 24) | ((__u32)p[1] << 16) | ((__u32)p[2] << 8) | p[3];
+}
+
+/* The first bytes a socket moved -> its protocol (see the detection rules above). */
+static __always_inline __u8 payload_classify(const __u8 *b, __u32 n)
+{
+	if (n >= 10 && b[0] == 0xff && b[9] == 0x7f)
+		return SKEWSCOPE_PROTO_ZMTP;
+	if (n >= 14) {
+		__u32 size = payload_be32(b);
+		__u16 api_key = payload_be16(b + 4), api_version = payload_be16(b + 6);
+		__s16 client_id_len = (__s16)payload_be16(b + 12);
+		if (size >= 10 && size < (100u << 20) && api_key < 100 && api_version < 32 &&
+		    client_id_len >= -1 && (__u32)(client_id_len + 10) <= size)
+			return SKEWSCOPE_PROTO_KAFKA;
+	}
+	return SKEWSCOPE_PROTO_OTHER;
+}
+
+static __always_inline void payload_read_tuple(struct sock *sk, struct skewscope_payload_event *e)
+{
+	e->local_port = BPF_CORE_READ(sk, __sk_common.skc_num);
+	e->remote_port = bpf_ntohs(BPF_CORE_READ(sk, __sk_common.skc_dport));
+	if (BPF_CORE_READ(sk, __sk_common.skc_family) == SKEWSCOPE_AF_INET) {
+		ipv4_mapped(e->local_addr, BPF_CORE_READ(sk, __sk_common.skc_rcv_saddr));
+		ipv4_mapped(e->remote_addr, BPF_CORE_READ(sk, __sk_common.skc_daddr));
+	} else {
+		BPF_CORE_READ_INTO(&e->local_addr, sk, __sk_common.skc_v6_rcv_saddr.in6_u.u6_addr8);
+		BPF_CORE_READ_INTO(&e->remote_addr, sk, __sk_common.skc_v6_daddr.in6_u.u6_addr8);
+	}
+	e->netns_ino = BPF_CORE_READ(sk, __sk_common.skc_net.net, ns.inum);
+}
+
+/* At syscall exit of an armed call: copies the bytes moved (decides an undecided socket from
+ * them) and submits one payload record. Always disarms the thread. */
+static __always_inline void payload_on_exit(__u64 id, struct sock *sk, __u8 kind, __u64 entry_ns, __u32 seq, long ret)
+{
+	struct payload_arm *armed = bpf_map_lookup_elem(&payload_armed, &id);
+	if (!armed)
+		return;
+	struct payload_arm arm = *armed;
+	bpf_map_delete_elem(&payload_armed, &id);
+	if (ret <= 0)
+		return;
+	__u32 zero = 0;
+	struct payload_scratch *s = bpf_map_lookup_elem(&payload_scratch, &zero);
+	if (!s)
+		return;
+	__u32 limit = payload_max > SKEWSCOPE_PAYLOAD_MAX ? SKEWSCOPE_PAYLOAD_MAX : payload_max;
+	__u32 want = (__u64)ret < limit ? (__u32)ret : limit;
+	__u32 got = payload_copy(s, &arm, want);
+	if (got > SKEWSCOPE_PAYLOAD_MAX)
+		got = SKEWSCOPE_PAYLOAD_MAX;
+	__u8 proto = arm.protocol;
+	if (proto == SKEWSCOPE_PROTO_UNDECIDED) {
+		proto = payload_classify(s->data, got);
+		__u64 key = (__u64)sk;
+		struct payload_verdict *v = bpf_map_lookup_elem(&payload_verdicts, &key);
+		if (v)
+			v->protocol = proto;
+		payload_count(proto == SKEWSCOPE_PROTO_KAFKA  ? SKEWSCOPE_PCNT_CLASSIFIED_KAFKA
+			      : proto == SKEWSCOPE_PROTO_ZMTP ? SKEWSCOPE_PCNT_CLASSIFIED_ZMTP
+							      : SKEWSCOPE_PCNT_CLASSIFIED_OTHER);
+		if (proto == SKEWSCOPE_PROTO_OTHER)
+			return;
+	}
+	struct skewscope_payload_event *e = &s->hdr;
+	e->ts_ns = kind == SKEWSCOPE_HALF_SEND ? entry_ns : bpf_ktime_get_ns();
+	e->cgroup_id = bpf_get_current_cgroup_id();
+	payload_read_tuple(sk, e);
+	e->seq = seq;
+	e->bytes = (__u64)ret > 0xffffffffULL ? 0xffffffffU : (__u32)ret;
+	e->captured_len = got;
+	e->kind = kind;
+	e->protocol = proto;
+	e->pad[0] = e->pad[1] = 0;
+	if (got < (__u64)ret)
+		payload_count(SKEWSCOPE_PCNT_TRUNCATED);
+	__u64 queued = bpf_ringbuf_query(&payloads, BPF_RB_AVAIL_DATA);
+	if (bpf_ringbuf_output(&payloads, s, sizeof(s->hdr) + got,
+			       queued >= PAYLOAD_RINGBUF_BYTES / 4 ? BPF_RB_FORCE_WAKEUP : BPF_RB_NO_WAKEUP)) {
+		payload_count(SKEWSCOPE_PCNT_RINGBUF_FULL);
+		return;
+	}
+	payload_count(SKEWSCOPE_PCNT_EMITTED);
+}
+
+/* The calling thread exits: its armed call, if any, can never complete. */
+static __always_inline void payload_forget(__u64 id)
+{
+	if (payload_max)
+		bpf_map_delete_elem(&payload_armed, &id);
+}

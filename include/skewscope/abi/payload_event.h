@@ -1,0 +1,67 @@
+/* Payload records: a bounded prefix of the bytes a send or receive moved, on the connections a
+ * detector classified as Kafka or ZMTP. A second ring buffer, separate from the halves, so the
+ * halves of every other connection keep their fixed-size record and their cost.
+ * Plain C, fixed-width types, explicit padding: the C++ side static_asserts every offset. */
+#ifndef SKEWSCOPE_ABI_PAYLOAD_EVENT_H
+#define SKEWSCOPE_ABI_PAYLOAD_EVENT_H
+
+#ifdef __BPF__
+/* bpf/lib/kernel_types.bpf.h provides the __uN types in BPF programs. */
+#else
+#include <linux/types.h>
+#endif
+
+/* Hard upper bound of --payload-bytes: the per-CPU scratch record is sized from it, and the
+ * BPF copy masks offsets and lengths with (SKEWSCOPE_PAYLOAD_MAX - 1). A power of two. */
+#define SKEWSCOPE_PAYLOAD_MAX 4096
+/* iovec segments walked per writev/readv/sendmsg/recvmsg; more are counted as truncated. */
+#define SKEWSCOPE_PAYLOAD_MAX_IOV 16
+
+/* A socket's verdict, decided once per socket (operator-named port, else first bytes). */
+enum skewscope_payload_protocol {
+	SKEWSCOPE_PROTO_UNDECIDED = 0, /* not yet seen a byte: the next call decides */
+	SKEWSCOPE_PROTO_OTHER = 1,     /* neither: never copied again */
+	SKEWSCOPE_PROTO_KAFKA = 2,
+	SKEWSCOPE_PROTO_ZMTP = 3,
+};
+
+/* Per-CPU counters of the payload path (array map index). */
+enum skewscope_payload_counter {
+	SKEWSCOPE_PCNT_EMITTED = 0,      /* payload records submitted */
+	SKEWSCOPE_PCNT_TRUNCATED,        /* records whose call moved more bytes than were copied */
+	SKEWSCOPE_PCNT_RINGBUF_FULL,     /* payload record lost: ring buffer full */
+	SKEWSCOPE_PCNT_READ_FAILED,      /* user memory could not be read: record not sent */
+	SKEWSCOPE_PCNT_IOV_TRUNCATED,    /* more iovec segments than the bounded walk reads */
+	SKEWSCOPE_PCNT_ARM_FULL,         /* per-thread buffer table full: call not copied */
+	SKEWSCOPE_PCNT_CLASSIFIED_KAFKA, /* sockets classified, by verdict */
+	SKEWSCOPE_PCNT_CLASSIFIED_ZMTP,
+	SKEWSCOPE_PCNT_CLASSIFIED_OTHER,
+	SKEWSCOPE_PCNT__COUNT,
+};
+
+/* Where the user buffer of a call is described. */
+enum skewscope_payload_shape {
+	SKEWSCOPE_SHAPE_BUFFER = 1, /* (pointer, length): write, read, sendto, recvfrom */
+	SKEWSCOPE_SHAPE_IOVEC = 2,  /* (struct iovec *, count): writev, readv */
+	SKEWSCOPE_SHAPE_MSGHDR = 3, /* struct user_msghdr *: sendmsg, recvmsg */
+};
+
+/* Header of a payload record; captured_len bytes follow it. The identity fields mean exactly what
+ * they mean in struct skewscope_half_event: the same call, the same key. */
+struct skewscope_payload_event {
+	__u64 ts_ns;          /* CLOCK_MONOTONIC: send at syscall entry, receive at syscall exit */
+	__u64 cgroup_id;
+	__u8 local_addr[16];
+	__u8 remote_addr[16];
+	__u16 local_port;
+	__u16 remote_port;
+	__u32 seq;            /* TCP sequence number of the first byte moved */
+	__u32 bytes;          /* bytes moved by the call */
+	__u32 netns_ino;
+	__u32 captured_len;   /* bytes that follow: min(bytes, payload limit), less if a read failed */
+	__u8 kind;            /* enum skewscope_half_kind */
+	__u8 protocol;        /* enum skewscope_payload_protocol: KAFKA or ZMTP */
+	__u8 pad[2];
+};
+
+#endif
