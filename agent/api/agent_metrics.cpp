@@ -1,5 +1,7 @@
 #include "api/agent_metrics.hpp"
 
+#include "api/payload_output.hpp"
+
 #include <map>
 
 #include "api/process_metrics.hpp"
@@ -246,6 +248,7 @@ std::string render_agent_metrics(const AgentReport& r, const std::string& versio
   if (settled) w.sample("skewscope_pairing_ratio", static_cast<double>(r.correlator.pairs) / static_cast<double>(settled));
 
   if (r.exchange) append_exchange_metrics(w, *r.exchange);
+  if (r.payload) append_payload_metrics(w, *r.payload);
 
   w.family("skewscope_build_info", "gauge", "Build information; always 1.");
   w.sample("skewscope_build_info", {{"version", version}}, 1);

@@ -1,5 +1,7 @@
 #include "api/status_json.hpp"
 
+#include "api/payload_output.hpp"
+
 #include "clocks/render.hpp"
 #include "estimate/json.hpp"
 
@@ -119,7 +121,8 @@ nlohmann::json status_json(const AgentReport& r) {
           {"clocks", {{"host", clocks::to_json(r.clocks)}, {"domains", domains}}},
           {"triangles", estimate::to_json(r.triangles, name)},
           {"estimate", estimate::to_json(r.estimate_counters)},
-          {"exchange", r.exchange ? exchange_json(*r.exchange) : json(nullptr)}};
+          {"exchange", r.exchange ? exchange_json(*r.exchange) : json(nullptr)},
+          {"payload", r.payload ? payload_json(*r.payload) : json(nullptr)}};
 }
 
 }  // namespace skewscope

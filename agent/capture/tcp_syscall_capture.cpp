@@ -47,7 +47,8 @@ std::string take_libbpf_log() {
 
 }  // namespace
 
-std::unique_ptr<TcpSyscallCapture> TcpSyscallCapture::open(const std::vector<HookChoice>& choices, std::string& error) {
+std::unique_ptr<TcpSyscallCapture> TcpSyscallCapture::open(const std::vector<HookChoice>& choices, std::string& error,
+                                                           const PayloadSettings& payload) {
   libbpf_set_print(collect_libbpf_log);
   std::unique_ptr<TcpSyscallCapture> self(new TcpSyscallCapture());
   self->skel_ = tcp_syscalls__open();
@@ -72,9 +73,15 @@ std::unique_ptr<TcpSyscallCapture> TcpSyscallCapture::open(const std::vector<Hoo
   }
   self->variant_ = chosen_variant(choices);
   self->skel_->rodata->agent_tgid = static_cast<__u32>(getpid());
+  self->skel_->rodata->payload_max = payload.max_bytes;
+  self->skel_->rodata->payload_detect = payload.detect ? 1 : 0;
 
   if (int err = tcp_syscalls__load(self->skel_)) {
     error = "loading BPF programs of tcp_syscalls: " + std::string(std::strerror(-err)) + "\n" + take_libbpf_log();
+    return nullptr;
+  }
+  if (std::string e = fill_payload_ports(self->skel_->maps.payload_ports, payload); !e.empty()) {
+    error = e;
     return nullptr;
   }
   for (const auto& choice : choices) {
@@ -153,6 +160,9 @@ bool TcpSyscallCapture::poll(std::vector<skewscope_half_event>& out, std::chrono
   error_ = std::string("reading the BPF ring buffer failed: ") + std::strerror(-n);
   return false;
 }
+
+int TcpSyscallCapture::payload_ring_fd() const { return bpf_map__fd(skel_->maps.payloads); }
+int TcpSyscallCapture::payload_counters_fd() const { return bpf_map__fd(skel_->maps.payload_counters); }
 
 SourceCounters TcpSyscallCapture::counters() const {
   SourceCounters c;

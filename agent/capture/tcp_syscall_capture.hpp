@@ -9,6 +9,7 @@
 
 #include "capture/event_source.hpp"
 #include "capture/features.hpp"
+#include "capture/payload_settings.hpp"
 
 struct tcp_syscalls;  // generated skeleton
 struct ring_buffer;
@@ -20,7 +21,9 @@ class TcpSyscallCapture final : public EventSource {
  public:
   // Loads the programs that `choices` chose; the agent's own process is excluded.
   // On failure returns null and sets `error` to which program failed and why.
-  static std::unique_ptr<TcpSyscallCapture> open(const std::vector<HookChoice>& choices, std::string& error);
+  // `payload`: the payload capture's settings (max_bytes 0: off, see bpf/lib/payload_capture.bpf.h).
+  static std::unique_ptr<TcpSyscallCapture> open(const std::vector<HookChoice>& choices, std::string& error,
+                                                 const PayloadSettings& payload = {});
   ~TcpSyscallCapture() override;
   TcpSyscallCapture(const TcpSyscallCapture&) = delete;
   TcpSyscallCapture& operator=(const TcpSyscallCapture&) = delete;
@@ -34,6 +37,9 @@ class TcpSyscallCapture final : public EventSource {
   std::string error() const override { return error_; }
 
   const std::vector<std::string>& attached() const { return attached_; }
+  // The payload ring buffer and its counters (read by capture/payload_reader.hpp).
+  int payload_ring_fd() const;
+  int payload_counters_fd() const;
   // The fd -> socket walk of the loaded entry programs: "btf" or "core_read" (see features.hpp).
   const std::string& variant() const { return variant_; }
 

@@ -14,6 +14,7 @@
 
 #include "api/control_socket.hpp"
 #include "api/http_api.hpp"
+#include "capture/payload_reader.hpp"
 #include "capture/tcp_syscall_capture.hpp"
 #include "capture/tracefs.hpp"
 #include "cli/agent_core.hpp"
@@ -22,6 +23,7 @@
 #include "clocks/clock_monitor.hpp"
 #include "cli/listen_address.hpp"
 #include "cli/option_checks.hpp"
+#include "cli/payload_loop.hpp"
 #include "domains/duration.hpp"
 #include "exchange/kafka_exchange.hpp"
 #include "skewscope/version.hpp"
@@ -58,7 +60,24 @@ struct AgentPlan {
   AgentCoreConfig core;
   std::int64_t capture_grace_ns = 10'000'000'000;
   std::optional<exchange::ExchangeSettings> exchange;
+  PayloadSettings payload;
 };
+
+std::string plan_payload(const AgentOptions& o, AgentPlan& plan) {
+  if (o.payload_bytes > SKEWSCOPE_PAYLOAD_MAX)
+    return "--payload-bytes must be from 0 (off) to " + std::to_string(SKEWSCOPE_PAYLOAD_MAX);
+  plan.payload.max_bytes = o.payload_bytes;
+  if (std::string e = parse_payload_detect(o.payload_detect, plan.payload.detect); !e.empty())
+    return "--payload-detect: " + e;
+  for (const auto& text : o.payload_ports) {
+    PayloadPort port;
+    if (std::string e = parse_payload_port(text, port); !e.empty()) return "--payload-port: " + e;
+    plan.payload.ports.push_back(port);
+  }
+  if (plan.payload.max_bytes == 0 && (!o.payload_ports.empty() || o.payload_detect != "auto"))
+    return "--payload-port and --payload-detect need --payload-bytes";
+  return {};
+}
 
 // The exchange's options; its local addresses are those of every namespace this agent's domains
 // cover (the agent's own for the host domain and for cgroup domains).
@@ -127,6 +146,7 @@ std::string plan_agent(const AgentOptions& o, AgentPlan& plan) {
     if (!plan.domains->find(sim->domain)) return "--simulate-clock: no domain named '" + sim->domain + "'";
     plan.simulations.push_back(*sim);
   }
+  if (std::string e = plan_payload(o, plan); !e.empty()) return e;
   return plan_exchange(o, specs, host, plan);
 }
 
@@ -201,6 +221,13 @@ void add_agent_options(CLI::App& c, AgentOptions& o) {
   c.add_option("--exchange-group", o.exchange_group, "consumer group of the agents")->capture_default_str();
   c.add_option("--exchange-sample", o.exchange_sample, "1/N: ship 1 connection in N, by canonical 4-tuple hash")
       ->capture_default_str();
+  c.add_option("--payload-bytes", o.payload_bytes,
+               "copy up to N bytes of each send/receive on Kafka and ZMTP sockets for message-level spans "
+               "(0: off, at most 8192)")
+      ->capture_default_str();
+  c.add_option("--payload-port", o.payload_ports, "kafka=PORT or zmtp=PORT: sockets on this port are that protocol; repeatable");
+  c.add_option("--payload-detect", o.payload_detect, "auto (first bytes, then ports) or ports (only --payload-port)")
+      ->capture_default_str();
 }
 
 int run_agent(const AgentOptions& options) {
@@ -258,8 +285,14 @@ int run_agent(const AgentOptions& options) {
 
   auto choices = choose_hooks(probe_kernel_features(), tcp_hook_candidates());
   std::string load_error;
-  capture = TcpSyscallCapture::open(choices, load_error);
+  capture = TcpSyscallCapture::open(choices, load_error, plan.payload);
   if (!capture) return runtime_error(load_error);
+  std::unique_ptr<PayloadRingReader> payload_reader;
+  if (plan.payload.max_bytes > 0) {
+    payload_reader = PayloadRingReader::open(capture->payload_ring_fd(), capture->payload_counters_fd(), load_error);
+    if (!payload_reader) return runtime_error(load_error);
+    core.enable_payload(plan.payload.max_bytes, MessagePairingLimits{});
+  }
   core.set_own_endpoint(static_cast<std::uint16_t>(api.port()), own_netns_inode());
 
   std::atomic<bool> stopping{false};
@@ -270,6 +303,11 @@ int run_agent(const AgentOptions& options) {
     std::cerr << "skewscope agent: capture failed: " << end.error << "; every pair is now unknown; exiting in "
               << format_duration_ns(plan.capture_grace_ns) << std::endl;
     capture_failed = true;
+  });
+  std::thread payload_thread([&] {
+    if (!payload_reader) return;
+    std::string error = run_payload_loop(*payload_reader, core, core_lock, stopping);
+    if (!error.empty()) std::cerr << "skewscope agent: payload capture stopped: " << error << std::endl;
   });
   // The clock sources are polled on their own thread: a ptp4l that does not answer costs that
   // thread its reply timeout, never the capture.
@@ -308,6 +346,8 @@ int run_agent(const AgentOptions& options) {
   std::thread teardown([&] {
     stopping = true;
     capture_thread.join();
+    payload_thread.join();
+    payload_reader.reset();
     const std::int64_t detach_start = monotonic_now_ns();
     capture.reset();
     if (kafka) kafka->stop();

@@ -2,6 +2,7 @@
 // (exit 0) or until the capture fails (exit 1 after --capture-grace).
 #pragma once
 
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -33,6 +34,10 @@ struct AgentOptions {
   std::string exchange_topic = "skewscope.halves.v1";
   std::string exchange_group = "skewscope";
   std::string exchange_sample = "1/1";
+  // Payload capture for message-level spans (Kafka batches, ZMTP messages); 0 bytes: off.
+  std::uint32_t payload_bytes = 0;
+  std::vector<std::string> payload_ports;  // kafka=PORT, zmtp=PORT
+  std::string payload_detect = "auto";     // auto: first bytes and ports; ports: ports only
 };
 
 void add_agent_options(CLI::App& command, AgentOptions& options);

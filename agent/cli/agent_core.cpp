@@ -48,19 +48,64 @@ void AgentCore::ingest(const std::vector<skewscope_half_event>& batch) {
     if (exchange_ && exchange_->divert(half, half.domain_ns - clock_mapping_.to_realtime(half.capture_ns))) continue;
     correlator_.add(half, spans_);
   }
+  record_spans(nullptr);
+}
+
+void AgentCore::record_spans(const std::vector<MessageSpanInfo>* info) {
   // Both ends' bounds: every domain here shares the host's clock sources.
   std::optional<std::int64_t> pair_bound;
   if (clock_bound_ns_) pair_bound = sat_mul(2, *clock_bound_ns_);
-  for (const Span& span : spans_) {
+  for (std::size_t i = 0; i < spans_.size(); ++i) {
+    const Span& span = spans_[i];
     health_.add(span, pair_bound);
     estimator_.observe(span);
     recent_.push_back(span);
+    recent_topics_.push_back(info && i < info->size() ? (*info)[i].topic : std::string());
   }
-  while (recent_.size() > kRecentSpans) recent_.pop_front();
+  while (recent_.size() > kRecentSpans) {
+    recent_.pop_front();
+    recent_topics_.pop_front();
+  }
+}
+
+void AgentCore::enable_payload(std::uint32_t max_bytes, MessagePairingLimits limits) {
+  messages_.emplace(limits);
+  payload_.emplace();
+  payload_->max_bytes = max_bytes;
+}
+
+void AgentCore::ingest_payloads(const std::vector<PayloadRecord>& batch) {
+  if (!messages_) return;
+  spans_.clear();
+  span_info_.clear();
+  payload_->records += batch.size();
+  auto clock = [this](DomainId domain, std::int64_t capture_ns) {
+    return simulated_.apply(domain, capture_ns, clock_mapping_.to_realtime(capture_ns));
+  };
+  for (const auto& record : batch) {
+    DecodedPayload decoded = decode_payload(record);
+    if (!decoded.chunk) {
+      ++payload_->rejected[static_cast<std::size_t>(decoded.reject)];
+      continue;
+    }
+    auto domain = domains_.classify(decoded.chunk->netns_ino, decoded.chunk->cgroup_id);
+    if (!domain) {
+      ++payload_->outside_domains;
+      continue;
+    }
+    decoded.chunk->half.domain = *domain;
+    messages_->add(*decoded.chunk, clock, spans_, span_info_);
+  }
+  record_spans(&span_info_);
+}
+
+void AgentCore::observe_payload_source(const PayloadCounters& counters) {
+  if (payload_) payload_->source = counters;
 }
 
 void AgentCore::tick(std::int64_t now_ns) {
   correlator_.expire(now_ns);
+  if (messages_) messages_->expire(now_ns);
   // The estimator's evaluation costs tens of microseconds per pair: once a second is enough.
   const bool estimate = now_ns - last_estimate_tick_ns_ >= 1'000'000'000;
   if (estimate) {
@@ -107,6 +152,11 @@ AgentReport AgentCore::report(std::int64_t now_ns, const SourceCounters& source)
     it->count += origin.count;
   }
   r.capture_error = capture_error_;
+  if (payload_) {
+    r.payload = *payload_;
+    r.payload->pairing = messages_->counters();
+    r.payload->pending = messages_->pending();
+  }
   r.ingest = ingest_;
   r.correlator = correlator_.counters();
   r.pending_sends = correlator_.pending_sends();

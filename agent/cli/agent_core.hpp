@@ -12,6 +12,8 @@
 #include "capture/clock_mapping.hpp"
 #include "capture/event_source.hpp"
 #include "correlate/correlator.hpp"
+#include "correlate/message_pairing.hpp"
+#include "capture/payload_source.hpp"
 #include "domains/domain_registry.hpp"
 #include "domains/simulated_clocks.hpp"
 #include "estimate/estimator.hpp"
@@ -68,6 +70,14 @@ class AgentCore {
 
   bool pair_at_risk(DomainId src, DomainId dst) const;
 
+  // Payload capture (--payload-bytes N): message-level spans (kafka, zmtp) from payload records.
+  // Without it nothing changes; the spans join the same health, estimate and recent-span path.
+  void enable_payload(std::uint32_t max_bytes, MessagePairingLimits limits);
+  void ingest_payloads(const std::vector<PayloadRecord>& batch);
+  void observe_payload_source(const PayloadCounters& counters);
+  // The topic (Kafka) of each span in recent_spans(), same index; empty for other transports.
+  const std::deque<std::string>& recent_topics() const { return recent_topics_; }
+
   // The exchange (--exchange): from then on, halves whose two ends are not both owned by this
   // agent's domains go to the outgoing queue instead of the local correlator, and the Kafka
   // thread feeds back the records of the partitions it owns. Without it nothing changes.
@@ -100,6 +110,11 @@ class AgentCore {
   std::optional<std::string> capture_error_;
   std::vector<Span> spans_;
   std::deque<Span> recent_;
+  std::deque<std::string> recent_topics_;
+  void record_spans(const std::vector<MessageSpanInfo>* info);
+  std::optional<MessagePairing> messages_;
+  std::optional<PayloadReport> payload_;
+  std::vector<MessageSpanInfo> span_info_;
   std::optional<exchange::CoreExchange> exchange_;
 };
 

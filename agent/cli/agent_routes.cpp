@@ -55,6 +55,11 @@ void add_analysis_routes(HttpApi& api, AgentCore& core, std::mutex& core_lock, b
                               {"transport", transport_name(it->transport)},
                               {"bytes", it->bytes},
                               {"span_seconds", static_cast<double>(it->span_ns()) * 1e-9}};
+      // A Kafka batch's topic: here only, never a metric label (topics are not bounded).
+      if (const auto& topics = core.recent_topics(); it->transport == Transport::kafka) {
+        const auto index = static_cast<std::size_t>(it - recent.begin());
+        if (index < topics.size()) entry["topic"] = topics[index];
+      }
       // Raw timestamps always; a correction only as extra, flagged fields (see estimate/correct.hpp).
       if (auto e = core.estimator().estimate(it->src, it->dst)) {
         entry.update(estimate::to_json(estimate::correct_span(*it, *e, estimate::kMaxExportedCorrectionNs)));

@@ -10,6 +10,9 @@
 #include "capture/event_source.hpp"
 #include "clocks/clock_snapshot.hpp"
 #include "capture/half_decode.hpp"
+#include "capture/payload_decode.hpp"
+#include "capture/payload_source.hpp"
+#include "correlate/message_pairing.hpp"
 #include "correlate/correlator.hpp"
 #include "estimate/estimator.hpp"
 #include "estimate/triangles.hpp"
@@ -49,6 +52,18 @@ struct DomainLoss {
   std::uint64_t count = 0;
 };
 
+// Payload capture (--payload-bytes): the kernel side's counters, what the agent did with the
+// records, and the message-level pairing of Kafka batches and ZMTP messages.
+struct PayloadReport {
+  std::uint32_t max_bytes = 0;  // --payload-bytes
+  PayloadCounters source;
+  std::uint64_t records = 0;    // records read
+  std::array<std::uint64_t, static_cast<std::size_t>(PayloadReject::count_)> rejected{};
+  std::uint64_t outside_domains = 0;
+  MessagePairingCounters pairing;
+  std::size_t pending = 0;
+};
+
 struct AgentReport {
   HealthReport health;
   std::vector<DomainLoss> domain_losses;
@@ -65,6 +80,7 @@ struct AgentReport {
   estimate::TriangleReport triangles;
   std::vector<DomainClock> domain_clocks;  // indexed by DomainId
   std::optional<exchange::ExchangeReport> exchange;  // only with --exchange
+  std::optional<PayloadReport> payload;  // only with --payload-bytes
 
   const std::string& name(DomainId id) const { return domain_names.at(id); }
   const estimate::PairEstimate* estimate_for(DomainId src, DomainId dst) const {

@@ -8,7 +8,8 @@
 
 namespace skewscope {
 
-enum class Transport : std::uint8_t { tcp, kafka, zmq, rdma };
+// zmtp: one span per ZeroMQ message, found in the ZMTP framing of the captured bytes.
+enum class Transport : std::uint8_t { tcp, kafka, zmq, rdma, zmtp };
 
 inline const char* transport_name(Transport t) {
   switch (t) {
@@ -16,6 +17,7 @@ inline const char* transport_name(Transport t) {
     case Transport::kafka: return "kafka";
     case Transport::zmq: return "zmq";
     case Transport::rdma: return "rdma";
+    case Transport::zmtp: return "zmtp";
   }
   return "unknown";
 }

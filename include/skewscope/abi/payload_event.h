@@ -12,8 +12,9 @@
 #endif
 
 /* Hard upper bound of --payload-bytes: the per-CPU scratch record is sized from it, and the
- * BPF copy masks offsets and lengths with (SKEWSCOPE_PAYLOAD_MAX - 1). A power of two. */
-#define SKEWSCOPE_PAYLOAD_MAX 4096
+ * BPF copy masks offsets and lengths with (SKEWSCOPE_PAYLOAD_MAX - 1). A power of two, and as
+ * large as libzmq's I/O batch (8192), so a write of many coalesced ZeroMQ messages is copied whole. */
+#define SKEWSCOPE_PAYLOAD_MAX 8192
 /* iovec segments walked per writev/readv/sendmsg/recvmsg; more are counted as truncated. */
 #define SKEWSCOPE_PAYLOAD_MAX_IOV 16
 

@@ -1,0 +1,83 @@
+#include "capture/payload_reader.hpp"
+
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+
+#include <cerrno>
+#include <cstring>
+
+namespace skewscope {
+
+std::unique_ptr<PayloadRingReader> PayloadRingReader::open(int ring_fd, int counters_fd, std::string& error) {
+  std::unique_ptr<PayloadRingReader> self(new PayloadRingReader());
+  self->counters_fd_ = counters_fd;
+  self->ring_ = ring_buffer__new(ring_fd, &PayloadRingReader::on_record, self.get(), nullptr);
+  if (!self->ring_) {
+    error = std::string("creating the payload ring buffer reader: ") + std::strerror(errno);
+    return nullptr;
+  }
+  return self;
+}
+
+PayloadRingReader::~PayloadRingReader() {
+  if (ring_) ring_buffer__free(ring_);
+}
+
+namespace {
+constexpr int kBatchFull = -ENOBUFS;  // stops a consume pass (see TcpSyscallCapture::on_record)
+}
+
+int PayloadRingReader::on_record(void* ctx, void* data, std::size_t size) {
+  auto* self = static_cast<PayloadRingReader*>(ctx);
+  skewscope_payload_event header;
+  if (size < sizeof header) {
+    self->malformed_.fetch_add(1, std::memory_order_relaxed);
+    return 0;
+  }
+  std::memcpy(&header, data, sizeof header);
+  if (header.captured_len != size - sizeof header || header.captured_len > SKEWSCOPE_PAYLOAD_MAX) {
+    self->malformed_.fetch_add(1, std::memory_order_relaxed);
+    return 0;
+  }
+  PayloadRecord& record = self->sink_->emplace_back();
+  record.header = header;
+  const auto* bytes = static_cast<const std::uint8_t*>(data) + sizeof header;
+  record.bytes.assign(bytes, bytes + header.captured_len);
+  return self->sink_->size() >= kMaxBatch ? kBatchFull : 0;
+}
+
+bool PayloadRingReader::poll(std::vector<PayloadRecord>& out) {
+  sink_ = &out;
+  // Records are submitted without a wake-up (like the halves): consume what is there.
+  int n = out.size() < kMaxBatch ? ring_buffer__consume(ring_) : 0;
+  sink_ = nullptr;
+  if (n >= 0 || n == -EINTR || n == kBatchFull) return true;
+  error_ = std::string("reading the payload ring buffer failed: ") + std::strerror(-n);
+  return false;
+}
+
+PayloadCounters PayloadRingReader::counters() const {
+  PayloadCounters c;
+  c.malformed_records = malformed_.load(std::memory_order_relaxed);
+  int cpus = libbpf_num_possible_cpus();
+  if (cpus <= 0 || counters_fd_ < 0) return c;
+  std::vector<std::uint64_t> values(static_cast<std::size_t>(cpus));
+  auto sum = [&](std::uint32_t key) {
+    std::uint64_t total = 0;
+    if (bpf_map_lookup_elem(counters_fd_, &key, values.data()) == 0)
+      for (auto v : values) total += v;
+    return total;
+  };
+  c.emitted = sum(SKEWSCOPE_PCNT_EMITTED);
+  c.truncated = sum(SKEWSCOPE_PCNT_TRUNCATED);
+  c.ringbuf_full = sum(SKEWSCOPE_PCNT_RINGBUF_FULL);
+  c.read_failed = sum(SKEWSCOPE_PCNT_READ_FAILED);
+  c.iov_truncated = sum(SKEWSCOPE_PCNT_IOV_TRUNCATED);
+  c.arm_full = sum(SKEWSCOPE_PCNT_ARM_FULL);
+  c.sockets_kafka = sum(SKEWSCOPE_PCNT_CLASSIFIED_KAFKA);
+  c.sockets_zmtp = sum(SKEWSCOPE_PCNT_CLASSIFIED_ZMTP);
+  c.sockets_other = sum(SKEWSCOPE_PCNT_CLASSIFIED_OTHER);
+  return c;
+}
+
+}  // namespace skewscope

@@ -1,0 +1,40 @@
+// Reads the `payloads` ring buffer and the payload counters of a loaded tcp_syscalls object
+// (capture/tcp_syscall_capture.hpp opens it; this only reads the two maps by their fds).
+#pragma once
+
+#include <atomic>
+#include <memory>
+#include <string>
+
+#include "capture/payload_source.hpp"
+
+struct ring_buffer;
+
+namespace skewscope {
+
+class PayloadRingReader final : public PayloadSource {
+ public:
+  // ring_fd: the BPF_MAP_TYPE_RINGBUF map; counters_fd: the per-CPU payload_counters array.
+  static std::unique_ptr<PayloadRingReader> open(int ring_fd, int counters_fd, std::string& error);
+  ~PayloadRingReader() override;
+  PayloadRingReader(const PayloadRingReader&) = delete;
+  PayloadRingReader& operator=(const PayloadRingReader&) = delete;
+
+  bool poll(std::vector<PayloadRecord>& out) override;
+  PayloadCounters counters() const override;
+  std::string error() const override { return error_; }
+  // A pass stops after this many records: the caller's vector stays bounded.
+  static constexpr std::size_t kMaxBatch = 8192;
+
+ private:
+  PayloadRingReader() = default;
+  static int on_record(void* ctx, void* data, std::size_t size);
+
+  ring_buffer* ring_ = nullptr;
+  int counters_fd_ = -1;
+  std::vector<PayloadRecord>* sink_ = nullptr;
+  std::atomic<std::uint64_t> malformed_{0};
+  std::string error_;
+};
+
+}  // namespace skewscope

@@ -1,0 +1,53 @@
+#include "capture/payload_settings.hpp"
+
+#include <bpf/libbpf.h>
+
+#include <cerrno>
+#include <charconv>
+#include <cstring>
+
+#include "skewscope/abi/payload_event.h"
+
+namespace skewscope {
+
+std::string parse_payload_port(const std::string& text, PayloadPort& out) {
+  const auto eq = text.find('=');
+  if (eq == std::string::npos) return "'" + text + "' must be kafka=PORT or zmtp=PORT";
+  const std::string name = text.substr(0, eq);
+  if (name == "kafka") {
+    out.protocol = SKEWSCOPE_PROTO_KAFKA;
+  } else if (name == "zmtp") {
+    out.protocol = SKEWSCOPE_PROTO_ZMTP;
+  } else {
+    return "'" + name + "' is not a protocol (kafka or zmtp)";
+  }
+  const char* begin = text.data() + eq + 1;
+  const char* end = text.data() + text.size();
+  unsigned port = 0;
+  auto [ptr, ec] = std::from_chars(begin, end, port);
+  if (ec != std::errc() || ptr != end || port == 0 || port > 65535)
+    return "'" + text.substr(eq + 1) + "' is not a port (1-65535)";
+  out.port = static_cast<std::uint16_t>(port);
+  return {};
+}
+
+std::string parse_payload_detect(const std::string& text, bool& detect) {
+  if (text == "auto") {
+    detect = true;
+  } else if (text == "ports") {
+    detect = false;
+  } else {
+    return "'" + text + "' must be auto or ports";
+  }
+  return {};
+}
+
+std::string fill_payload_ports(bpf_map* map, const PayloadSettings& settings) {
+  for (const auto& p : settings.ports) {
+    if (bpf_map__update_elem(map, &p.port, sizeof p.port, &p.protocol, sizeof p.protocol, 0) != 0)
+      return "filling the payload port table (port " + std::to_string(p.port) + "): " + std::strerror(errno);
+  }
+  return {};
+}
+
+}  // namespace skewscope

@@ -1,0 +1,31 @@
+// What the payload capture copies and from which sockets (flags --payload-bytes, --payload-port,
+// --payload-detect); parsed here, applied to the BPF object before it is attached.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+struct bpf_map;
+
+namespace skewscope {
+
+struct PayloadPort {
+  std::uint16_t port = 0;
+  std::uint8_t protocol = 0;  // enum skewscope_payload_protocol: KAFKA or ZMTP
+};
+
+struct PayloadSettings {
+  std::uint32_t max_bytes = 0;     // bytes copied per call; 0: payload capture off
+  bool detect = true;              // classify sockets from their first bytes (else ports only)
+  std::vector<PayloadPort> ports;  // sockets with this local or remote port are that protocol
+};
+
+// "kafka=9092" / "zmtp=5555" -> port; returns an error message, empty on success.
+std::string parse_payload_port(const std::string& text, PayloadPort& out);
+// "auto" or "ports".
+std::string parse_payload_detect(const std::string& text, bool& detect);
+// Writes the operator-named ports into the loaded object's payload_ports map.
+std::string fill_payload_ports(bpf_map* map, const PayloadSettings& settings);
+
+}  // namespace skewscope

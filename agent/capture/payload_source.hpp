@@ -1,0 +1,42 @@
+// Payload records (a bounded prefix of the bytes of a send or receive on a Kafka or ZMTP socket)
+// and the counters of the kernel side that produces them. Production: the `payloads` ring buffer
+// of the tcp_syscalls object (payload_reader.hpp); tests: synthetic records.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "skewscope/abi/payload_event.h"
+
+namespace skewscope {
+
+struct PayloadRecord {
+  skewscope_payload_event header{};
+  std::vector<std::uint8_t> bytes;  // header.captured_len bytes
+};
+
+struct PayloadCounters {
+  std::uint64_t emitted = 0;          // records submitted by the kernel side
+  std::uint64_t truncated = 0;        // records whose call moved more bytes than were copied
+  std::uint64_t ringbuf_full = 0;     // records lost: ring buffer full
+  std::uint64_t read_failed = 0;      // user memory that could not be read
+  std::uint64_t iov_truncated = 0;    // calls with more iovec segments than the bounded walk
+  std::uint64_t arm_full = 0;         // calls not copied: per-thread table full
+  std::uint64_t sockets_kafka = 0;    // sockets classified, by verdict
+  std::uint64_t sockets_zmtp = 0;
+  std::uint64_t sockets_other = 0;
+  std::uint64_t malformed_records = 0;  // records shorter than their header says (never decoded)
+};
+
+class PayloadSource {
+ public:
+  virtual ~PayloadSource() = default;
+  // Appends the records available now (never waits). False when the source failed.
+  virtual bool poll(std::vector<PayloadRecord>& out) = 0;
+  virtual PayloadCounters counters() const = 0;
+  virtual std::string error() const { return "the payload source ended"; }
+};
+
+}  // namespace skewscope

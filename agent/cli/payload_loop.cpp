@@ -1,0 +1,30 @@
+#include "cli/payload_loop.hpp"
+
+#include <chrono>
+#include <thread>
+#include <vector>
+
+#include "capture/payload_reader.hpp"
+
+namespace skewscope {
+
+std::string run_payload_loop(PayloadSource& source, AgentCore& core, std::mutex& core_lock,
+                             const std::atomic<bool>& stopping) {
+  std::vector<PayloadRecord> batch;
+  bool behind = false;
+  while (!stopping) {
+    // Records are submitted without waking a reader: a pass every 20 ms, at once while behind.
+    if (!behind) std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    batch.clear();
+    const bool ok = source.poll(batch);
+    behind = batch.size() >= PayloadRingReader::kMaxBatch;
+    const PayloadCounters counters = source.counters();
+    std::lock_guard guard(core_lock);
+    core.ingest_payloads(batch);
+    core.observe_payload_source(counters);
+    if (!ok) return source.error();
+  }
+  return {};
+}
+
+}  // namespace skewscope

@@ -1,0 +1,19 @@
+// The payload thread's body (--payload-bytes): payload records from a PayloadSource into the agent
+// core until asked to stop or until the source fails. Its own thread, so the halves' capture
+// loop keeps its pace whatever the parsers cost.
+#pragma once
+
+#include <atomic>
+#include <mutex>
+#include <string>
+
+#include "capture/payload_source.hpp"
+#include "cli/agent_core.hpp"
+
+namespace skewscope {
+
+// Returns the source's error when it failed, empty when `stopping` was set.
+std::string run_payload_loop(PayloadSource& source, AgentCore& core, std::mutex& core_lock,
+                             const std::atomic<bool>& stopping);
+
+}  // namespace skewscope

@@ -1,0 +1,93 @@
+// Message-level spans from payload chunks: one span per ZeroMQ message (transport zmtp) and one
+// per Kafka record batch, producer send -> consumer receive across the broker (transport kafka).
+//
+// ZMTP: each direction of each connection is framed by a protocols::zmtp::StreamTracker. A message
+// is keyed by (directed 4-tuple, TCP sequence number of its first byte), which both ends compute:
+// the send half is stamped by the chunk holding its first byte (syscall entry), the receive half
+// by the chunk holding its last byte (syscall exit), so with one clock a span is never negative.
+//
+// Kafka: each client connection is followed by a protocols::kafka::ConnectionTracker. A
+// connection's role comes from its first chunk: a socket whose first traced call sends is a client
+// (its sends are requests); one whose first call receives is a broker's (or a forwarder's
+// listening side) and is not followed: the broker's own halves are not ends of a producer ->
+// consumer span. Produced batches (client sends) and fetched batches (client receives) meet by
+// protocols::kafka::primary_key (topic, partition, producer id, epoch, base sequence; or CRC;
+// or base offset), with the offset key as the fallback for recompressed batches. A produced batch
+// pairs once with each consuming connection.
+//
+// Both sides wait in bounded, aged tables; every drop is counted.
+#pragma once
+
+#include <cstdint>
+#include <deque>
+#include <functional>
+#include <map>
+#include <memory>
+#include <string>
+#include <tuple>
+#include <unordered_map>
+#include <vector>
+
+#include "capture/payload_decode.hpp"
+#include "skewscope/half.hpp"
+#include "skewscope/span.hpp"
+
+namespace skewscope {
+
+struct MessagePairingLimits {
+  std::size_t max_streams = 16384;               // followed connection directions (ZMTP) / connections (Kafka)
+  std::size_t max_pending = 1 << 18;             // message halves waiting, both protocols
+  std::int64_t max_age_ns = 10'000'000'000;      // a half not paired within this is counted unpaired
+  std::int64_t idle_stream_ns = 120'000'000'000;  // a stream silent this long is forgotten
+};
+
+struct MessagePairingCounters {
+  std::uint64_t zmtp_send_messages = 0;
+  std::uint64_t zmtp_recv_messages = 0;
+  std::uint64_t zmtp_pairs = 0;
+  std::uint64_t kafka_produced_batches = 0;
+  std::uint64_t kafka_fetched_batches = 0;
+  std::uint64_t kafka_pairs = 0;
+  std::uint64_t kafka_unkeyed_batches = 0;       // no pairing key (e.g. LogAppendTime without offset)
+  std::uint64_t kafka_broker_side_chunks = 0;    // chunks of connections not followed (broker side)
+  std::uint64_t unpaired_sends = 0;              // aged out: never received (or receiver not traced)
+  std::uint64_t unpaired_recvs = 0;              // aged out: the sender's half never came
+  std::uint64_t duplicate_halves = 0;            // a second half with the same key (replaced)
+  std::uint64_t dropped_table_full = 0;
+  std::uint64_t streams_refused = 0;             // max_streams reached: chunks of new streams ignored
+  std::uint64_t parser_sync_losses = 0;          // summed from the trackers
+  std::uint64_t parser_invalid = 0;
+};
+
+// A Kafka span's topic, beside the span it belongs to (JSON only, never a metric label).
+struct MessageSpanInfo {
+  std::string topic;
+  std::int32_t partition = -1;
+  std::int32_t records = 0;
+};
+
+class MessagePairing {
+ public:
+  using ToDomainClock = std::function<std::int64_t(DomainId, std::int64_t capture_ns)>;
+
+  explicit MessagePairing(MessagePairingLimits limits = {});
+  ~MessagePairing();
+  MessagePairing(MessagePairing&&) noexcept;
+  MessagePairing& operator=(MessagePairing&&) noexcept;
+
+  // Feeds one chunk of `domain` (half.domain set); spans it completes are appended to `out` and,
+  // for each, its info to `info` (same index).
+  void add(const PayloadChunk& chunk, const ToDomainClock& clock, std::vector<Span>& out,
+           std::vector<MessageSpanInfo>& info);
+  // Ages pending halves and idle streams at true time now_ns (CLOCK_MONOTONIC).
+  void expire(std::int64_t now_ns);
+
+  const MessagePairingCounters& counters() const;
+  std::size_t pending() const;
+
+ private:
+  struct State;
+  std::unique_ptr<State> state_;
+};
+
+}  // namespace skewscope
