@@ -82,8 +82,12 @@ class StreamTracker {
   std::uint8_t version_minor() const { return greeting_[11]; }
 
  private:
-  struct Parse;  // per-feed cursor, defined in the .cpp
+  void feed_greeting(const CapturedChunk& chunk, std::uint32_t& pos);
+  void feed_frames(const CapturedChunk& chunk, std::uint32_t pos, std::vector<Message>& out);
+  void header_complete(const CapturedChunk& chunk, std::vector<Message>& out);
+  void frame_complete(std::uint64_t ts_ns, std::vector<Message>& out);
   void lose_sync();
+  void give_up(std::uint64_t unparsed_bytes);
   bool try_resync(const CapturedChunk& chunk);
 
   State state_ = State::kNew;
@@ -95,6 +99,8 @@ class StreamTracker {
   std::uint8_t header_[9] = {};
   std::uint32_t header_have_ = 0;
   std::uint64_t body_left_ = 0;   // bytes of the current frame's body still to come
+  std::uint32_t frame_seq_ = 0;   // where the current frame's header began, and that chunk's ts
+  std::uint64_t frame_ts_ = 0;
   bool in_frame_body_ = false;
   bool frame_is_command_ = false;
   bool frame_has_more_ = false;
