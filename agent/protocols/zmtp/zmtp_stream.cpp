@@ -189,7 +189,8 @@ void StreamTracker::frame_complete(std::uint64_t ts_ns, std::vector<Message>& ou
 
 void StreamTracker::lose_sync() {
   ++counters_.sync_losses;
-  if (in_message_) ++counters_.messages_lost;
+  // A message is lost if it was in progress, or if the header it began with was cut.
+  if (in_message_ || (header_have_ > 0 && (header_[0] & kFlagCommand) == 0)) ++counters_.messages_lost;
   in_message_ = false;
   in_frame_body_ = false;
   header_have_ = 0;
@@ -203,6 +204,7 @@ bool StreamTracker::try_resync(const CapturedChunk& c) {
   const std::uint64_t n = c.length;
   std::uint64_t pos = 0;
   bool ends_message = false;
+  bool any_body = false;  // a run of zero bytes also tiles as empty frames: not evidence
   while (pos < n) {
     const std::uint8_t flags = p[pos];
     if ((flags & kFlagsReserved) != 0) return false;
@@ -213,9 +215,10 @@ bool StreamTracker::try_resync(const CapturedChunk& c) {
     const bool command = (flags & kFlagCommand) != 0;
     if (command && (flags & kFlagMore) != 0) return false;  // commands are never multipart
     pos += hsize + size;
+    any_body |= size > 0;
     ends_message = command || (flags & kFlagMore) == 0;
   }
-  return ends_message;
+  return ends_message && any_body;
 }
 
 }  // namespace skewscope::protocols::zmtp

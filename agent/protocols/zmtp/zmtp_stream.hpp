@@ -18,9 +18,13 @@
 // counted, nothing is reported until sync is regained. The rule to regain it: a later chunk that
 // was captured whole (prefix == length) and whose bytes parse, from its first byte, as complete
 // frames (reserved flag bits zero, long sizes < 2^31, exactly ending at the chunk's end) whose
-// last frame ends a message (MORE clear, or a command). Such a chunk proves a message boundary at
-// its end; it is not reported itself (its first frame may continue an earlier message), and
-// reporting resumes with the next byte. A chunk that does not qualify counts a resync failure.
+// last frame ends a message (MORE clear, or a command), not all of them empty (zero bytes tile as
+// empty frames). Such a chunk marks a message boundary at its end; it is not reported itself (its
+// first frame may continue an earlier message), and reporting resumes with the next byte. A chunk
+// that does not qualify counts a resync failure. Writes that carry whole messages (request/reply,
+// light load) qualify at once; a saturated stream, whose writes and reads end mid-message, may
+// never qualify and stays out of sync (counted) rather than guess: capture prefixes long enough
+// for the frame headers of a write (the ZMTP default batch is 8 KiB) avoid losing sync at all.
 //
 // A connection first seen mid-stream (its first chunk does not begin with the greeting
 // signature) is never guessed at: all its bytes are counted as unparsed. A greeting with a major
