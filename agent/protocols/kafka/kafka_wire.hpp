@@ -26,6 +26,7 @@ class SparseMessage {
   // Returns false when the per-message bound on chunk marks is reached.
   bool mark(std::uint32_t at, std::uint64_t ts, std::size_t max_marks) {
     if (full_) return false;
+    if (!marks_.empty() && marks_.back().ts == ts) return true;  // same timestamp: nothing to tell apart
     if (marks_.size() >= max_marks) {
       full_ = true;  // later bytes are treated as uncaptured: their timestamps would be unknown
       return false;

@@ -14,8 +14,9 @@ std::optional<PairingKey> primary_key(const BatchHalf& h) {
     return PairingKey{PairingKey::Kind::kIdempotent, h.topic, h.partition, h.producer_id, h.producer_epoch,
                       h.base_sequence};
   // LogAppendTime: the broker rewrote the timestamps, so the CRC it serves is not the producer's.
-  // Both sides know: the fetched batch's attributes, the producer's ProduceResponse.
-  if (h.log_append_time() || h.log_append_time_ms) return offset_key(h);
+  // Only the fetched batch tells reliably (its attributes): a ProduceResponse's log_append_time_ms
+  // is not trusted for this (librdkafka's mock cluster answers 1234 and keeps CreateTime).
+  if (h.side == BatchHalf::Side::kFetched && h.log_append_time()) return offset_key(h);
   return PairingKey{PairingKey::Kind::kCrc, h.topic, h.partition, static_cast<std::int64_t>(h.crc), 0, 0};
 }
 
