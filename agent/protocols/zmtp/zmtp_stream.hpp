@@ -2,6 +2,9 @@
 // application message starts and ends in the byte stream, so that every message gets its own span
 // even when one write carries many messages or one message is read in many reads.
 //
+// The sender's tracker and the receiver's tracker of one connection direction report the same
+// message at the same sequence number: (connection, seq) pairs a message's two halves.
+//
 // Fed the chunks of one direction in stream order (sends of one socket, or receives of one socket).
 // Pure: no I/O, no clock; memory is bounded (a few dozen bytes of a partial header, whatever the
 // stream).
