@@ -76,12 +76,14 @@ struct PairingKey {
   std::int64_t c = 0;  // base sequence| 0   | 0
   bool operator==(const PairingKey&) const = default;
 };
-// Idempotent key when the batch has a producer id; else the offset key when the batch's timestamp
-// was rewritten by the broker (LogAppendTime: its CRC changed), empty if that half has no offset;
-// else the CRC key.
+// The key a half is looked up under: idempotent key when the batch has a producer id; else, for a
+// fetched batch whose timestamps the broker rewrote (LogAppendTime: its CRC changed), the offset
+// key; else the CRC key. Produced halves are indexed under this key AND their offset_key, so a
+// fetched half meets its produced half under its primary key, or under its offset key when the
+// broker rewrote the batch in a way no header bit shows (recompression). README.md has the rule.
 std::optional<PairingKey> primary_key(const BatchHalf&);
-// The offset key, when the half knows its base offset: the fallback that also survives broker-side
-// recompression (README.md).
+// The offset key, when the half knows its base offset (fetched: always; produced: from the
+// ProduceResponse): the fallback that survives any rewrite by the broker.
 std::optional<PairingKey> offset_key(const BatchHalf&);
 
 struct Counters {

@@ -2,6 +2,9 @@
 // application message starts and ends in the byte stream, so that every message gets its own span
 // even when one write carries many messages or one message is read in many reads.
 //
+// The sender's tracker and the receiver's tracker of one connection direction report the same
+// message at the same sequence number: (connection, seq) pairs a message's two halves.
+//
 // Fed the chunks of one direction in stream order (sends of one socket, or receives of one socket).
 // Pure: no I/O, no clock; memory is bounded (a few dozen bytes of a partial header, whatever the
 // stream).
@@ -18,9 +21,13 @@
 // counted, nothing is reported until sync is regained. The rule to regain it: a later chunk that
 // was captured whole (prefix == length) and whose bytes parse, from its first byte, as complete
 // frames (reserved flag bits zero, long sizes < 2^31, exactly ending at the chunk's end) whose
-// last frame ends a message (MORE clear, or a command). Such a chunk proves a message boundary at
-// its end; it is not reported itself (its first frame may continue an earlier message), and
-// reporting resumes with the next byte. A chunk that does not qualify counts a resync failure.
+// last frame ends a message (MORE clear, or a command), not all of them empty (zero bytes tile as
+// empty frames). Such a chunk marks a message boundary at its end; it is not reported itself (its
+// first frame may continue an earlier message), and reporting resumes with the next byte. A chunk
+// that does not qualify counts a resync failure. Writes that carry whole messages (request/reply,
+// light load) qualify at once; a saturated stream, whose writes and reads end mid-message, may
+// never qualify and stays out of sync (counted) rather than guess: capture prefixes long enough
+// for the frame headers of a write (the ZMTP default batch is 8 KiB) avoid losing sync at all.
 //
 // A connection first seen mid-stream (its first chunk does not begin with the greeting
 // signature) is never guessed at: all its bytes are counted as unparsed. A greeting with a major
@@ -82,8 +89,12 @@ class StreamTracker {
   std::uint8_t version_minor() const { return greeting_[11]; }
 
  private:
-  struct Parse;  // per-feed cursor, defined in the .cpp
+  void feed_greeting(const CapturedChunk& chunk, std::uint32_t& pos);
+  void feed_frames(const CapturedChunk& chunk, std::uint32_t pos, std::vector<Message>& out);
+  void header_complete(const CapturedChunk& chunk, std::vector<Message>& out);
+  void frame_complete(std::uint64_t ts_ns, std::vector<Message>& out);
   void lose_sync();
+  void give_up(std::uint64_t unparsed_bytes);
   bool try_resync(const CapturedChunk& chunk);
 
   State state_ = State::kNew;
@@ -95,6 +106,8 @@ class StreamTracker {
   std::uint8_t header_[9] = {};
   std::uint32_t header_have_ = 0;
   std::uint64_t body_left_ = 0;   // bytes of the current frame's body still to come
+  std::uint32_t frame_seq_ = 0;   // where the current frame's header began, and that chunk's ts
+  std::uint64_t frame_ts_ = 0;
   bool in_frame_body_ = false;
   bool frame_is_command_ = false;
   bool frame_has_more_ = false;

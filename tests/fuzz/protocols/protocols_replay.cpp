@@ -1,0 +1,109 @@
+// Runs the parser property over the captured corpus and a bounded number of seeded mutations of
+// it, with the normal compiler: a fuzz pass that runs in every CTest run.
+//   protocols_replay --protocol kafka|zmtp [--iterations N] [--seed S] CORPUS_DIR
+// Corpus files are the DIR's <protocol>-*.cap. Mutations work on the records (cut a prefix, flip
+// bytes, drop, split or repeat a record, change a length) so that most mutants stay parseable
+// captures and reach deep into the parsers, plus raw byte damage to the file itself.
+#include <cstdio>
+#include <cstring>
+#include <memory>
+#include <random>
+#include <string>
+
+#include "protocols_fuzz.hpp"
+
+namespace {
+
+using skewscope::protocols::testing::Record;
+using Bytes = std::vector<std::uint8_t>;
+
+Bytes serialize(const std::vector<Record>& records) {
+  Bytes out;
+  auto le = [&](std::uint64_t v, int n) {
+    for (int i = 0; i < n; ++i) out.push_back(static_cast<std::uint8_t>(v >> (8 * i)));
+  };
+  for (const auto& r : records) {
+    out.push_back(r.direction);
+    le(r.length, 4);
+    le(r.bytes.size(), 4);
+    le(r.ts_ns, 8);
+    out.insert(out.end(), r.bytes.begin(), r.bytes.end());
+  }
+  return out;
+}
+
+Bytes mutate(const std::vector<std::vector<Record>>& corpus, std::mt19937_64& rng) {
+  std::vector<Record> rs = corpus[rng() % corpus.size()];
+  const int n = 1 + static_cast<int>(rng() % 4);
+  for (int i = 0; i < n && !rs.empty(); ++i) {
+    Record& r = rs[rng() % rs.size()];
+    switch (rng() % 8) {
+      case 0: r.bytes.resize(rng() % (r.bytes.size() + 1)); break;            // shorter prefix
+      case 1:
+        if (!r.bytes.empty()) r.bytes[rng() % r.bytes.size()] ^= static_cast<std::uint8_t>(1u << (rng() % 8));
+        break;
+      case 2:
+        if (!r.bytes.empty()) r.bytes[rng() % r.bytes.size()] = static_cast<std::uint8_t>(rng());
+        break;
+      case 3: rs.erase(rs.begin() + static_cast<std::ptrdiff_t>(rng() % rs.size())); break;  // lost chunk
+      case 4: {  // one read split in two
+        if (r.bytes.size() < 2) break;
+        const std::size_t at = 1 + rng() % (r.bytes.size() - 1);
+        Record tail = r;
+        tail.bytes.assign(r.bytes.begin() + static_cast<std::ptrdiff_t>(at), r.bytes.end());
+        tail.length = r.length - static_cast<std::uint32_t>(at);
+        r.bytes.resize(at);
+        r.length = static_cast<std::uint32_t>(at);
+        const auto pos = static_cast<std::ptrdiff_t>(&r - rs.data()) + 1;
+        rs.insert(rs.begin() + pos, tail);
+        break;
+      }
+      case 5: rs.insert(rs.begin() + static_cast<std::ptrdiff_t>(rng() % rs.size()), r); break;  // repeated
+      case 6: r.length = static_cast<std::uint32_t>(rng() % (r.length * 2ull + 2)); break;      // any length
+      case 7: r.direction ^= 1; break;
+    }
+  }
+  Bytes out = serialize(rs);
+  if (rng() % 8 == 0 && !out.empty()) out[rng() % out.size()] = static_cast<std::uint8_t>(rng());  // raw damage
+  return out;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  long iterations = 2000;
+  unsigned long long seed = 1;
+  std::string protocol, dir;
+  for (int i = 1; i < argc; ++i) {
+    const std::string a = argv[i];
+    if (a == "--iterations" && i + 1 < argc) iterations = std::strtol(argv[++i], nullptr, 10);
+    else if (a == "--seed" && i + 1 < argc) seed = std::strtoull(argv[++i], nullptr, 10);
+    else if (a == "--protocol" && i + 1 < argc) protocol = argv[++i];
+    else dir = a;
+  }
+  if ((protocol != "kafka" && protocol != "zmtp") || dir.empty() || iterations < 0) {
+    std::fprintf(stderr, "usage: %s --protocol kafka|zmtp [--iterations N] [--seed S] CORPUS_DIR\n", argv[0]);
+    return 2;
+  }
+  const auto check = protocol == "kafka" ? skewscope::protocols::fuzz::check_kafka : skewscope::protocols::fuzz::check_zmtp;
+  std::vector<std::vector<Record>> corpus;
+  for (const auto& path : skewscope::protocols::testing::captures(dir, protocol + "-")) {
+    const Bytes b = skewscope::protocols::testing::read_bytes(path);
+    check(b);
+    corpus.push_back(skewscope::protocols::testing::parse_capture(b));
+  }
+  if (corpus.empty()) {
+    std::fprintf(stderr, "no %s-*.cap in %s\n", protocol.c_str(), dir.c_str());
+    return 1;
+  }
+  std::mt19937_64 rng(seed);
+  for (long i = 0; i < iterations; ++i) {
+    const Bytes b = mutate(corpus, rng);
+    // Exactly-sized heap copy so a sanitizer build catches any overread.
+    const std::unique_ptr<std::uint8_t[]> exact(new std::uint8_t[b.size() ? b.size() : 1]);
+    if (!b.empty()) std::memcpy(exact.get(), b.data(), b.size());
+    check({exact.get(), b.size()});
+  }
+  std::printf("%s: corpus %zu captures, %ld mutants checked\n", protocol.c_str(), corpus.size(), iterations);
+  return 0;
+}

@@ -1,0 +1,262 @@
+// ZMTP stream tracker over real libzmq bytes (tests/data/protocols): exact message counts, the same
+// result however the stream is split, truncated prefixes that lose sync visibly and regain it,
+// mid-stream starts and invalid input.
+#include <doctest/doctest.h>
+
+#include <fstream>
+#include <map>
+#include <sstream>
+
+#include "capture_file.hpp"
+#include "protocols/zmtp/zmtp_stream.hpp"
+
+namespace {
+
+using namespace skewscope::protocols;
+using namespace skewscope::protocols::testing;
+using zmtp::Message;
+using zmtp::StreamTracker;
+
+const std::string kData = SKEWSCOPE_PROTOCOL_DATA;
+
+struct Run {
+  StreamTracker tracker[2];
+  std::vector<Message> messages[2];
+};
+
+Run run(const std::vector<Chunk>& chunks) {
+  Run r;
+  for (const auto& c : chunks) r.tracker[c.direction].feed(c.chunk, r.messages[c.direction]);
+  return r;
+}
+
+bool same(const Message& a, const Message& b) {
+  return a.seq == b.seq && a.wire_bytes == b.wire_bytes && a.payload_bytes == b.payload_bytes && a.frames == b.frames &&
+         a.first_ts_ns == b.first_ts_ns && a.last_ts_ns == b.last_ts_ns;
+}
+
+// pattern → (messages, frames or -1) from zmtp-manifest.txt
+std::map<std::string, std::pair<long, long>> manifest() {
+  std::map<std::string, std::pair<long, long>> m;
+  std::ifstream in(kData + "/zmtp-manifest.txt");
+  std::string line;
+  while (std::getline(in, line)) {
+    if (line.empty() || line[0] == '#') continue;
+    std::istringstream s(line);
+    std::string name, frames;
+    long messages = 0;
+    s >> name >> messages >> frames;
+    m[name] = {messages, frames == "-" ? -1 : std::stol(frames)};
+  }
+  return m;
+}
+
+std::vector<Record> capture(const std::string& prefix) {
+  const auto files = captures(kData, prefix);
+  REQUIRE(files.size() == 1);
+  return load_capture(files[0]);
+}
+
+std::uint64_t frames(const std::vector<Message>& ms) {
+  std::uint64_t n = 0;
+  for (const auto& m : ms) n += m.frames;
+  return n;
+}
+
+}  // namespace
+
+TEST_CASE("zmtp: PUSH/PULL capture gives every message, frame and command") {
+  const auto expect = manifest().at("pushpull");
+  const auto records = capture("zmtp-pushpull");
+  const Run r = run(to_chunks(records));
+  const auto& c = r.tracker[0].counters();
+  CHECK(r.tracker[0].state() == StreamTracker::State::kFrames);
+  CHECK(r.tracker[0].version_major() == 3);
+  CHECK(c.greetings == 1);
+  CHECK(c.messages == static_cast<std::uint64_t>(expect.first));
+  CHECK(r.messages[0].size() == static_cast<std::size_t>(expect.first));
+  CHECK(frames(r.messages[0]) == static_cast<std::uint64_t>(expect.second));
+  CHECK(c.commands >= 1);  // READY
+  CHECK(c.invalid == 0);
+  CHECK(c.sync_losses == 0);
+  CHECK(c.bytes_skipped == 0);
+  // PULL sends nothing but its greeting and READY.
+  CHECK(r.tracker[1].counters().messages == 0);
+  CHECK(r.tracker[1].counters().commands == 1);
+  // Many messages per read: the recording coalesced them, the tracker separates them.
+  CHECK(r.messages[0].size() > records.size());
+  // Messages tile the stream after the handshake: each starts where the previous ended.
+  for (std::size_t i = 1; i < r.messages[0].size(); ++i)
+    CHECK(r.messages[0][i].seq == static_cast<std::uint32_t>(r.messages[0][i - 1].seq + r.messages[0][i - 1].wire_bytes));
+  // The 9000-byte message spans reads: its first and last bytes came in different chunks.
+  bool spans = false;
+  for (const auto& m : r.messages[0]) spans |= m.payload_bytes == 9000 && m.first_ts_ns < m.last_ts_ns;
+  CHECK(spans);
+}
+
+TEST_CASE("zmtp: REQ/REP capture gives every request and reply") {
+  const auto expect = manifest().at("reqrep");
+  const Run r = run(to_chunks(capture("zmtp-reqrep")));
+  CHECK(r.messages[0].size() == static_cast<std::size_t>(expect.first));
+  CHECK(r.messages[1].size() == static_cast<std::size_t>(expect.first));
+  for (const auto& m : r.messages[0]) CHECK(m.frames == 2);  // empty delimiter + request
+  CHECK(r.tracker[0].counters().invalid + r.tracker[1].counters().invalid == 0);
+}
+
+TEST_CASE("zmtp: split at every byte boundary gives the same messages as whole reads") {
+  for (const char* name : {"zmtp-pushpull", "zmtp-reqrep"}) {
+    const auto records = capture(name);
+    const Run whole = run(to_chunks(records));
+    for (std::uint32_t piece : {1u, 2u, 3u, 7u, 64u, 1000u}) {
+      CAPTURE(name);
+      CAPTURE(piece);
+      const Run split = run(to_chunks(records, piece));
+      for (int d = 0; d < 2; ++d) {
+        REQUIRE(split.messages[d].size() == whole.messages[d].size());
+        for (std::size_t i = 0; i < whole.messages[d].size(); ++i) CHECK(same(split.messages[d][i], whole.messages[d][i]));
+        CHECK(split.tracker[d].counters().commands == whole.tracker[d].counters().commands);
+      }
+    }
+  }
+}
+
+TEST_CASE("zmtp: truncated prefixes never invent a message and count what they lose") {
+  for (const char* name : {"zmtp-pushpull", "zmtp-reqrep"}) {
+    const auto records = capture(name);
+    const Run whole = run(to_chunks(records));
+    std::vector<std::uint32_t> caps;
+    for (std::uint32_t cap = 0; cap <= 200; ++cap) caps.push_back(cap);
+    for (std::uint32_t cap : {256u, 300u, 512u, 1000u, 2048u, 4095u}) caps.push_back(cap);
+    for (std::uint32_t cap : caps) {
+      CAPTURE(name);
+      CAPTURE(cap);
+      const Run cut = run(to_chunks(records, 0, cap));
+      for (int d = 0; d < 2; ++d) {
+        const auto& c = cut.tracker[d].counters();
+        // Every reported message is one of the real ones, in order.
+        std::size_t j = 0;
+        for (const auto& m : cut.messages[d]) {
+          while (j < whole.messages[d].size() && whole.messages[d][j].seq != m.seq) ++j;
+          REQUIRE(j < whole.messages[d].size());
+          CHECK(same(m, whole.messages[d][j]));
+        }
+        if (cut.messages[d].size() < whole.messages[d].size())
+          CHECK(c.sync_losses + c.unparsed_connections > 0);
+        if (cap == 0) CHECK(c.unparsed_connections == 1);  // the greeting's signature is not known
+      }
+    }
+  }
+}
+
+// Index of a chunk of direction 0 from a quarter into the stream on, longer than min_length.
+std::size_t chunk_after_quarter(const std::vector<Chunk>& chunks, std::uint32_t min_length) {
+  std::size_t i = chunks.size() / 4;
+  while (i < chunks.size() && !(chunks[i].direction == 0 && chunks[i].chunk.length > min_length)) ++i;
+  REQUIRE(i < chunks.size());
+  return i;
+}
+
+void check_real_messages(const std::vector<Message>& cut, const std::vector<Message>& whole) {
+  std::size_t j = 0;
+  for (const auto& m : cut) {
+    while (j < whole.size() && whole[j].seq != m.seq) ++j;
+    REQUIRE(j < whole.size());
+    CHECK(same(m, whole[j]));
+  }
+}
+
+TEST_CASE("zmtp: sync lost on a truncated request is regained on the next whole one") {
+  const auto records = capture("zmtp-reqrep");
+  const Run whole = run(to_chunks(records));
+  auto chunks = to_chunks(records);
+  const std::size_t victim = chunk_after_quarter(chunks, 2);
+  chunks[victim].chunk.prefix = chunks[victim].chunk.prefix.first(1);  // flags of the first frame only
+  const Run cut = run(chunks);
+  const auto& c = cut.tracker[0].counters();
+  CHECK(c.sync_losses == 1);
+  CHECK(c.messages_lost == 1);
+  CHECK(c.resyncs == 1);
+  CHECK(cut.tracker[0].state() == StreamTracker::State::kFrames);
+  // The cut request and the one that proved the boundary are not reported; all others are.
+  CHECK(cut.messages[0].size() == whole.messages[0].size() - 2);
+  check_real_messages(cut.messages[0], whole.messages[0]);
+  CHECK(same(cut.messages[0].back(), whole.messages[0].back()));
+}
+
+TEST_CASE("zmtp: a saturated stream that lost sync stays out of sync rather than guess") {
+  const auto records = capture("zmtp-pushpull");
+  const Run whole = run(to_chunks(records));
+  auto chunks = to_chunks(records);
+  const std::size_t victim = chunk_after_quarter(chunks, 200);
+  chunks[victim].chunk.prefix = chunks[victim].chunk.prefix.first(5);
+  const Run cut = run(chunks);
+  const auto& c = cut.tracker[0].counters();
+  CHECK(c.sync_losses == 1);
+  CHECK(c.bytes_out_of_sync > 0);
+  CHECK(cut.messages[0].size() < whole.messages[0].size());
+  check_real_messages(cut.messages[0], whole.messages[0]);
+  CHECK(c.resync_failures > 0);
+}
+
+TEST_CASE("zmtp: a sequence gap (a lost chunk) loses sync and is counted") {
+  const auto records = capture("zmtp-pushpull");
+  auto chunks = to_chunks(records);
+  std::size_t victim = chunks.size() / 4;
+  while (chunks[victim].direction != 0) ++victim;
+  chunks.erase(chunks.begin() + static_cast<std::ptrdiff_t>(victim));
+  const Run r = run(chunks);
+  CHECK(r.tracker[0].counters().sync_losses == 1);
+  CHECK(r.tracker[0].counters().bytes_out_of_sync > 0);
+}
+
+TEST_CASE("zmtp: a connection first seen mid-stream is unparsed, never guessed") {
+  const auto records = capture("zmtp-pushpull");
+  std::vector<Record> late(records.begin() + 6, records.end());
+  const Run r = run(to_chunks(late));
+  for (int d = 0; d < 2; ++d) {
+    CHECK(r.messages[d].empty());
+    if (r.tracker[d].counters().chunks > 0) {
+      CHECK(r.tracker[d].state() == StreamTracker::State::kUnparsed);
+      CHECK(r.tracker[d].counters().unparsed_connections == 1);
+      CHECK(r.tracker[d].counters().unparsed_bytes == r.tracker[d].counters().bytes);
+    }
+  }
+}
+
+TEST_CASE("zmtp: invalid input is counted") {
+  std::vector<std::uint8_t> greeting(64, 0);
+  greeting[0] = 0xFF;
+  greeting[9] = 0x7F;
+  greeting[10] = 3;
+  SUBCASE("ZMTP 2.0 greeting: unsupported, unparsed") {
+    greeting[10] = 1;
+    StreamTracker t;
+    std::vector<Message> out;
+    t.feed({1, 100, 64, greeting}, out);
+    CHECK(t.state() == StreamTracker::State::kUnparsed);
+  }
+  SUBCASE("reserved flag bits") {
+    StreamTracker t;
+    std::vector<Message> out;
+    t.feed({1, 100, 64, greeting}, out);
+    const std::vector<std::uint8_t> frame = {0x00, 0x01, 'a', 0x80, 0x01, 'b'};
+    t.feed({2, 164, 6, frame}, out);
+    CHECK(out.size() == 1);
+    CHECK(t.counters().invalid == 1);
+    CHECK(t.state() == StreamTracker::State::kOutOfSync);
+  }
+  SUBCASE("not a greeting") {
+    StreamTracker t;
+    std::vector<Message> out;
+    const std::vector<std::uint8_t> http = {'G', 'E', 'T', ' ', '/'};
+    t.feed({1, 0, 5, http}, out);
+    CHECK(t.counters().unparsed_connections == 1);
+  }
+  SUBCASE("a prefix longer than the chunk is clamped and counted") {
+    StreamTracker t;
+    std::vector<Message> out;
+    t.feed({1, 0, 10, greeting}, out);
+    CHECK(t.counters().invalid == 1);
+    CHECK(t.state() == StreamTracker::State::kGreeting);
+  }
+}
