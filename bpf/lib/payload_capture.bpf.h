@@ -65,10 +65,11 @@ struct {
 	__type(value, struct payload_arm);
 } payload_armed SEC(".maps");
 
-/* Twice the bound: an iovec walk writes at offset < MAX a segment of length <= MAX. */
+/* Three times the bound: an iovec walk writes at an offset < MAX a segment whose length the
+ * verifier only knows to be < 2 MAX (it is <= MAX - offset in fact). */
 struct payload_scratch {
 	struct skewscope_payload_event hdr;
-	__u8 data[2 * SKEWSCOPE_PAYLOAD_MAX];
+	__u8 data[3 * SKEWSCOPE_PAYLOAD_MAX];
 };
 
 struct {
@@ -201,9 +202,9 @@ static __always_inline __u32 payload_copy(struct payload_scratch *s, const struc
 			payload_count(SKEWSCOPE_PCNT_READ_FAILED);
 			break;
 		}
-		__u32 n = seg.len < (__u64)(want - off) ? (__u32)seg.len : want - off;
-		if (n > SKEWSCOPE_PAYLOAD_MAX)
-			n = SKEWSCOPE_PAYLOAD_MAX;
+		__u64 room = want - off; /* off < want <= MAX */
+		/* Masks, not comparisons, bound what the verifier sees: n < 2 MAX, at < MAX. */
+		__u32 n = (seg.len < room ? seg.len : room) & (2 * SKEWSCOPE_PAYLOAD_MAX - 1);
 		__u32 at = off & (SKEWSCOPE_PAYLOAD_MAX - 1);
 		if (bpf_probe_read_user(&s->data[at], n, (const void *)seg.base)) {
 			payload_count(SKEWSCOPE_PCNT_READ_FAILED);
