@@ -39,6 +39,7 @@ nlohmann::json payload_json(const PayloadReport& p) {
        {{"produced_batches", m.kafka_produced_batches},
         {"fetched_batches", m.kafka_fetched_batches},
         {"pairs", m.kafka_pairs},
+        {"paired_records", m.kafka_paired_records},
         {"pairing_ratio", ratio(m.kafka_pairs, m.kafka_produced_batches)},
         {"unkeyed_batches", m.kafka_unkeyed_batches},
         {"broker_side_chunks", m.kafka_broker_side_chunks}}},

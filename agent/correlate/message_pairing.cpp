@@ -157,6 +157,7 @@ struct MessagePairing::State {
     out.push_back(make_span(p.half, fetched, Transport::kafka));
     info.push_back(p.info);
     ++counters.kafka_pairs;
+    counters.kafka_paired_records += static_cast<std::uint64_t>(std::max(p.info.records, 0));
   }
 
   // A fetched batch meets its produced half by the primary key, else by the base offset.
@@ -187,8 +188,13 @@ struct MessagePairing::State {
     p.half = {domain, static_cast<std::int64_t>(b.ts_ns), clock(domain, static_cast<std::int64_t>(b.ts_ns)), b.batch_bytes};
     p.info = {b.topic, b.partition, b.record_count};
     if (offset) p.offset_key = kafka_key(*offset);
-    if (produced.count(key)) ++counters.duplicate_halves;
-    Produced& slot = produced.insert_or_assign(key, std::move(p)).first->second;
+    // A batch is produced once: a second Produce of it (a retry) keeps the first send's time.
+    auto [it, inserted] = produced.try_emplace(key, std::move(p));
+    if (!inserted) {
+      ++counters.duplicate_halves;
+      return;
+    }
+    Produced& slot = it->second;
     if (slot.offset_key) produced_by_offset[*slot.offset_key] = key;
     // Fetches that arrived first (another CPU, another ring-buffer pass).
     auto match = [&](const KafkaKey& k) {

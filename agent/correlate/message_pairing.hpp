@@ -48,6 +48,7 @@ struct MessagePairingCounters {
   std::uint64_t kafka_produced_batches = 0;
   std::uint64_t kafka_fetched_batches = 0;
   std::uint64_t kafka_pairs = 0;
+  std::uint64_t kafka_paired_records = 0;        // records in the paired batches
   std::uint64_t kafka_unkeyed_batches = 0;       // no pairing key (e.g. LogAppendTime without offset)
   std::uint64_t kafka_broker_side_chunks = 0;    // chunks of connections not followed (broker side)
   std::uint64_t unpaired_sends = 0;              // aged out: never received (or receiver not traced)
