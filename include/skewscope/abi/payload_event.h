@@ -11,6 +11,8 @@
 #include <linux/types.h>
 #endif
 
+#include "skewscope/abi/half_event.h" /* enum skewscope_half_kind, enum skewscope_syscall */
+
 /* Hard upper bound of --payload-bytes: the per-CPU scratch record is sized from it, and the
  * BPF copy masks offsets and lengths with (SKEWSCOPE_PAYLOAD_MAX - 1). A power of two, and as
  * large as libzmq's I/O batch (8192), so a write of many coalesced ZeroMQ messages is copied whole. */
