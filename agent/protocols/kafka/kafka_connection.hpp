@@ -15,6 +15,7 @@
 #include <cstdint>
 #include <memory>
 #include <optional>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -85,6 +86,11 @@ std::optional<PairingKey> primary_key(const BatchHalf&);
 // The offset key, when the half knows its base offset (fetched: always; produced: from the
 // ProduceResponse): the fallback that survives any rewrite by the broker.
 std::optional<PairingKey> offset_key(const BatchHalf&);
+
+// Whether the first bytes a client sent can be a Kafka request header (size, api key, version,
+// correlation id in plausible ranges; librdkafka and the Java client open with ApiVersions): for
+// choosing which connections get a tracker. Needs the first 12 bytes.
+bool looks_like_request(std::span<const std::uint8_t> first_bytes);
 
 struct Counters {
   std::uint64_t chunks = 0;

@@ -299,3 +299,15 @@ TEST_CASE("kafka: invalid and unknown input is counted, never named") {
     CHECK(r.tracker.counters().invalid + r.tracker.counters().sync_losses + r.tracker.counters().responses_unmatched > 0);
   }
 }
+
+TEST_CASE("kafka: connection selection by the first bytes sent") {
+  for (const char* name : kProduceCaptures) {
+    const auto records = capture(name);
+    REQUIRE(records.front().direction == 0);
+    CHECK(kafka::looks_like_request(records.front().bytes));
+  }
+  const std::vector<std::uint8_t> greeting = {0xFF, 0, 0, 0, 0, 0, 0, 0, 1, 0x7F, 3, 0};
+  CHECK_FALSE(kafka::looks_like_request(greeting));
+  const std::vector<std::uint8_t> http = {'G', 'E', 'T', ' ', '/', ' ', 'H', 'T', 'T', 'P', '/', '1'};
+  CHECK_FALSE(kafka::looks_like_request(http));
+}
