@@ -110,6 +110,7 @@ struct Counters {
   std::uint64_t bytes_skipped = 0;          // uncaptured bytes stepped over
   std::uint64_t sync_losses = 0;            // a size field in uncaptured bytes, or a sequence gap
   std::uint64_t resyncs = 0;
+  std::uint64_t mid_stream_starts = 0;      // a direction whose first chunk did not start a message
   std::uint64_t bytes_out_of_sync = 0;
   std::uint64_t responses_unmatched = 0;    // correlation id of no pending request
   std::uint64_t produce_without_response = 0;  // produced halves reported without base offset
