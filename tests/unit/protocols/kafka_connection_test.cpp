@@ -11,6 +11,7 @@
 
 #include "capture_file.hpp"
 #include "protocols/kafka/kafka_connection.hpp"
+#include "protocols/kafka/kafka_wire.hpp"
 
 namespace {
 
@@ -331,4 +332,10 @@ TEST_CASE("kafka: connection selection by the first bytes sent") {
   CHECK_FALSE(kafka::looks_like_request(greeting));
   const std::vector<std::uint8_t> http = {'G', 'E', 'T', ' ', '/', ' ', 'H', 'T', 'T', 'P', '/', '1'};
   CHECK_FALSE(kafka::looks_like_request(http));
+}
+
+TEST_CASE("kafka: CRC-32C of the standard check string") {
+  const std::string check = "123456789";
+  CHECK(kafka::wire::crc32c({reinterpret_cast<const std::uint8_t*>(check.data()), check.size()}) == 0xE3069283u);
+  CHECK(kafka::wire::crc32c({}) == 0u);
 }
