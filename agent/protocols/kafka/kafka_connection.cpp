@@ -23,6 +23,9 @@ constexpr std::uint32_t kCrcStart = 21;         // CRC-32C covers attributes .. 
 // Request header: size, api_key, api_version, correlation_id.
 constexpr std::uint32_t kRequestFixed = 12;
 
+// Bytes of a message that identify it: size, api key, version, correlation id / size, correlation id.
+std::uint32_t header_size(Direction d) { return d == Direction::kToBroker ? kRequestFixed : 8; }
+
 bool request_flexible_header(std::int16_t key, std::int16_t version) {
   return (key == kProduce && version >= kProduceFlexible) || (key == kFetch && version >= kFetchFlexible);
 }
@@ -43,6 +46,7 @@ struct PendingRequest {
 struct DirectionState {
   bool started = false;
   bool in_sync = true;
+  bool verified = false;           // the direction's first message header was checked
   std::uint32_t next_seq = 0;
   bool in_message = false;
   std::uint32_t message_seq = 0;   // sequence number of the message's first (size) byte
@@ -64,6 +68,7 @@ struct ConnectionTracker::State {
 
   void feed(Direction d, const CapturedChunk& c, std::vector<BatchHalf>& out);
   bool try_resync(Direction d, const CapturedChunk& c) const;
+  bool plausible_start(Direction d, std::span<const std::uint8_t> header) const;
   void lose_sync(DirectionState& s);
   void complete(Direction d, std::vector<BatchHalf>& out);
   void on_request(const SparseMessage& m, std::uint32_t msg_seq, std::uint32_t total, std::vector<BatchHalf>& out);
@@ -103,6 +108,7 @@ void ConnectionTracker::State::feed(Direction d, const CapturedChunk& chunk, std
     }
     ++counters.resyncs;
     s.in_sync = true;
+    s.verified = true;
   }
   const std::uint32_t captured = static_cast<std::uint32_t>(c.prefix.size());
   std::uint32_t pos = 0;
@@ -147,6 +153,18 @@ void ConnectionTracker::State::feed(Direction d, const CapturedChunk& chunk, std
     }
     pos += take;
     s.got += take;
+    if (!s.verified && s.got >= header_size(d)) {
+      // The first message of a direction must read as a request header (or as the response to a
+      // pending request): a connection first seen mid-stream waits, out of sync, for one that does.
+      const auto header = s.message.get(0, header_size(d));
+      if (header.empty() || !plausible_start(d, header)) {
+        ++counters.mid_stream_starts;
+        counters.bytes_out_of_sync += c.length - pos;
+        lose_sync(s);
+        return;
+      }
+      s.verified = true;
+    }
     if (s.got == s.total) {
       complete(d, out);
       s.in_message = false;
@@ -165,25 +183,23 @@ void ConnectionTracker::State::lose_sync(DirectionState& s) {
 // belongs here: a request with a plausible header whose correlation id follows the last one seen,
 // or the response to a pending request.
 bool ConnectionTracker::State::try_resync(Direction d, const CapturedChunk& c) const {
-  const auto& p = c.prefix;
+  return c.prefix.size() >= header_size(d) && plausible_start(d, c.prefix.first(header_size(d)));
+}
+
+bool ConnectionTracker::State::plausible_start(Direction d, std::span<const std::uint8_t> p) const {
   auto be32 = [&](std::size_t at) {
     return static_cast<std::int32_t>((std::uint32_t{p[at]} << 24) | (std::uint32_t{p[at + 1]} << 16) |
                                      (std::uint32_t{p[at + 2]} << 8) | p[at + 3]);
   };
-  if (p.size() < 8) return false;
   const std::int32_t size = be32(0);
   if (size < 4 || static_cast<std::uint32_t>(size) > options.max_message_size) return false;
   if (d == Direction::kFromBroker) {
     const std::int32_t corr = be32(4);
     return std::any_of(pending.begin(), pending.end(), [&](const PendingRequest& r) { return r.correlation_id == corr; });
   }
-  if (p.size() < kRequestFixed || size < 8) return false;
-  const int key = (p[4] << 8) | p[5];
-  const int version = (p[6] << 8) | p[7];
-  const std::int32_t corr = be32(8);
-  if (key > 100 || version > 30) return false;
-  if (!have_last_correlation) return corr >= 0;
-  const std::int64_t step = static_cast<std::int64_t>(corr) - last_correlation;
+  if (!looks_like_request(p)) return false;
+  if (!have_last_correlation) return true;
+  const std::int64_t step = static_cast<std::int64_t>(be32(8)) - last_correlation;
   return step > 0 && step < (1 << 16);
 }
 

@@ -15,6 +15,7 @@
 #include <cstdint>
 #include <memory>
 #include <optional>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -86,6 +87,11 @@ std::optional<PairingKey> primary_key(const BatchHalf&);
 // ProduceResponse): the fallback that survives any rewrite by the broker.
 std::optional<PairingKey> offset_key(const BatchHalf&);
 
+// Whether the first bytes a client sent can be a Kafka request header (size, api key, version,
+// correlation id in plausible ranges; librdkafka and the Java client open with ApiVersions): for
+// choosing which connections get a tracker. Needs the first 12 bytes.
+bool looks_like_request(std::span<const std::uint8_t> first_bytes);
+
 struct Counters {
   std::uint64_t chunks = 0;
   std::uint64_t bytes = 0;                  // sum of chunk lengths
@@ -104,6 +110,7 @@ struct Counters {
   std::uint64_t bytes_skipped = 0;          // uncaptured bytes stepped over
   std::uint64_t sync_losses = 0;            // a size field in uncaptured bytes, or a sequence gap
   std::uint64_t resyncs = 0;
+  std::uint64_t mid_stream_starts = 0;      // a direction whose first chunk did not start a message
   std::uint64_t bytes_out_of_sync = 0;
   std::uint64_t responses_unmatched = 0;    // correlation id of no pending request
   std::uint64_t produce_without_response = 0;  // produced halves reported without base offset

@@ -20,4 +20,14 @@ std::optional<PairingKey> primary_key(const BatchHalf& h) {
   return PairingKey{PairingKey::Kind::kCrc, h.topic, h.partition, static_cast<std::int64_t>(h.crc), 0, 0};
 }
 
+bool looks_like_request(std::span<const std::uint8_t> b) {
+  if (b.size() < 12) return false;
+  const std::uint32_t size = (std::uint32_t{b[0]} << 24) | (std::uint32_t{b[1]} << 16) | (std::uint32_t{b[2]} << 8) | b[3];
+  const int key = (b[4] << 8) | b[5];
+  const int version = (b[6] << 8) | b[7];
+  const bool corr_non_negative = (b[8] & 0x80) == 0;
+  // ApiVersions (key 18) at most v3 today; any request key below 100, any version below 30.
+  return size >= 8 && size < (1u << 30) && key < 100 && version < 30 && corr_non_negative;
+}
+
 }  // namespace skewscope::protocols::kafka

@@ -25,6 +25,12 @@ std::uint64_t frame_size(const std::uint8_t* header) {
 
 }  // namespace
 
+bool looks_like_greeting(std::span<const std::uint8_t> b) {
+  if (b.empty() || b[0] != 0xFF) return false;
+  if (b.size() > 9 && b[9] != 0x7F) return false;
+  return b.size() <= 10 || b[10] >= 3;
+}
+
 void StreamTracker::feed(const CapturedChunk& chunk, std::vector<Message>& out) {
   if (chunk.length == 0) return;
   ++counters_.chunks;

@@ -35,6 +35,7 @@
 #pragma once
 
 #include <cstdint>
+#include <span>
 #include <vector>
 
 #include "protocols/captured_chunk.hpp"
@@ -67,6 +68,11 @@ struct Counters {
   std::uint64_t unparsed_connections = 0; // first seen mid-stream, or ZMTP < 3.0 (0 or 1 per stream)
   std::uint64_t unparsed_bytes = 0;       // bytes of such a stream
 };
+
+// Whether the first bytes a connection sent can be a ZMTP greeting (signature FF ... 7F, version
+// 3 or later, as far as captured): for choosing which connections get a tracker. Either side
+// sends its greeting first, so the first send of both ends qualifies.
+bool looks_like_greeting(std::span<const std::uint8_t> first_bytes);
 
 class StreamTracker {
  public:

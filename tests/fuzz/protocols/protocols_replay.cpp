@@ -1,9 +1,13 @@
 // Runs the parser property over the captured corpus and a bounded number of seeded mutations of
 // it, with the normal compiler: a fuzz pass that runs in every CTest run.
 //   protocols_replay --protocol kafka|zmtp [--iterations N] [--seed S] CORPUS_DIR
+//   protocols_replay --protocol kafka|zmtp --measure ROUNDS CORPUS_DIR
+// --measure feeds the unmutated corpus ROUNDS times and prints the parsing cost per chunk and per
+// message/batch named (a measurement for the overhead report, never asserted).
 // Corpus files are the DIR's <protocol>-*.cap. Mutations work on the records (cut a prefix, flip
 // bytes, drop, split or repeat a record, change a length) so that most mutants stay parseable
 // captures and reach deep into the parsers, plus raw byte damage to the file itself.
+#include <chrono>
 #include <cstdio>
 #include <cstring>
 #include <memory>
@@ -68,17 +72,53 @@ Bytes mutate(const std::vector<std::vector<Record>>& corpus, std::mt19937_64& rn
   return out;
 }
 
+// Feeds every capture `rounds` times; prints ns per chunk and per named message/batch.
+int measure(const std::string& protocol, const std::vector<std::vector<Record>>& corpus, long rounds) {
+  namespace p = skewscope::protocols;
+  std::vector<std::vector<p::testing::Chunk>> chunked;
+  for (const auto& rs : corpus) chunked.push_back(p::testing::to_chunks(rs));
+  std::uint64_t chunks = 0, named = 0, bytes = 0;
+  const auto start = std::chrono::steady_clock::now();
+  for (long i = 0; i < rounds; ++i) {
+    for (const auto& cs : chunked) {
+      if (protocol == "kafka") {
+        p::kafka::ConnectionTracker t;
+        std::vector<p::kafka::BatchHalf> out;
+        for (const auto& c : cs) t.feed(c.direction ? p::kafka::Direction::kFromBroker : p::kafka::Direction::kToBroker, c.chunk, out);
+        t.flush(out);
+        named += out.size();
+        bytes += t.counters().bytes;
+      } else {
+        p::zmtp::StreamTracker t[2];
+        std::vector<p::zmtp::Message> out;
+        for (const auto& c : cs) t[c.direction].feed(c.chunk, out);
+        named += out.size();
+        bytes += t[0].counters().bytes + t[1].counters().bytes;
+      }
+      chunks += cs.size();
+    }
+  }
+  const double ns = std::chrono::duration<double, std::nano>(std::chrono::steady_clock::now() - start).count();
+  std::printf("%s: %ld rounds, %llu chunks, %llu %s named, %llu bytes: %.0f ns per chunk, %.0f ns per %s, %.2f GB/s\n",
+              protocol.c_str(), rounds, static_cast<unsigned long long>(chunks), static_cast<unsigned long long>(named),
+              protocol == "kafka" ? "batches" : "messages", static_cast<unsigned long long>(bytes), ns / static_cast<double>(chunks),
+              named ? ns / static_cast<double>(named) : 0.0, protocol == "kafka" ? "batch" : "message", static_cast<double>(bytes) / ns);
+  return 0;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
   long iterations = 2000;
   unsigned long long seed = 1;
+  long rounds = 0;
   std::string protocol, dir;
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
     if (a == "--iterations" && i + 1 < argc) iterations = std::strtol(argv[++i], nullptr, 10);
     else if (a == "--seed" && i + 1 < argc) seed = std::strtoull(argv[++i], nullptr, 10);
     else if (a == "--protocol" && i + 1 < argc) protocol = argv[++i];
+    else if (a == "--measure" && i + 1 < argc) rounds = std::strtol(argv[++i], nullptr, 10);
     else dir = a;
   }
   if ((protocol != "kafka" && protocol != "zmtp") || dir.empty() || iterations < 0) {
@@ -96,6 +136,7 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "no %s-*.cap in %s\n", protocol.c_str(), dir.c_str());
     return 1;
   }
+  if (rounds > 0) return measure(protocol, corpus, rounds);
   std::mt19937_64 rng(seed);
   for (long i = 0; i < iterations; ++i) {
     const Bytes b = mutate(corpus, rng);

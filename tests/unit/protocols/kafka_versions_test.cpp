@@ -18,7 +18,8 @@ using kafka::Direction;
 const std::string kData = SKEWSCOPE_PROTOCOL_DATA;
 
 struct Encoder {
-  bool flexible = false;
+  explicit Encoder(bool flexible_version) : flexible(flexible_version) {}
+  bool flexible;
   std::vector<std::uint8_t> b;
   void be(std::uint64_t v, int n) {
     for (int i = n - 1; i >= 0; --i) b.push_back(static_cast<std::uint8_t>(v >> (8 * i)));

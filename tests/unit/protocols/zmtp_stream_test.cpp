@@ -260,3 +260,20 @@ TEST_CASE("zmtp: invalid input is counted") {
     CHECK(t.state() == StreamTracker::State::kGreeting);
   }
 }
+
+TEST_CASE("zmtp: connection selection by the first bytes sent") {
+  for (const char* name : {"zmtp-pushpull", "zmtp-reqrep"}) {
+    const auto records = capture(name);
+    // The first send of each side is its greeting's start.
+    bool first[2] = {true, true};
+    for (const auto& r : records) {
+      if (!first[r.direction]) continue;
+      first[r.direction] = false;
+      CHECK(zmtp::looks_like_greeting(r.bytes));
+    }
+  }
+  const std::vector<std::uint8_t> kafka_request = {0, 0, 0, 0x24, 0, 0x12, 0, 3, 0, 0, 0, 1};
+  CHECK_FALSE(zmtp::looks_like_greeting(kafka_request));
+  const std::vector<std::uint8_t> zmtp2 = {0xFF, 0, 0, 0, 0, 0, 0, 0, 1, 0x7F, 1};
+  CHECK_FALSE(zmtp::looks_like_greeting(zmtp2));
+}
