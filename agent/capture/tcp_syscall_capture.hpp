@@ -34,7 +34,7 @@ class TcpSyscallCapture final : public EventSource {
   std::string error() const override { return error_; }
 
   const std::vector<std::string>& attached() const { return attached_; }
-  // The fd -> socket walk of the loaded entry programs: "btf" or "core_read" (see features.hpp).
+  // The variant of the loaded entry programs: "raw_tp", "btf" or "core_read" (see features.hpp).
   const std::string& variant() const { return variant_; }
 
  private:
