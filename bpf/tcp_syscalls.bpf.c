@@ -8,8 +8,9 @@
  *
  * Two attach families, one logic (on_enter / on_exit), chosen by the agent's candidate table:
  * - raw_tp: one BTF raw tracepoint on sys_enter and one on sys_exit, filtered by syscall number,
- *   the in-flight call in task-local storage. Every syscall on the host runs the filter, but
- *   no classic tracepoint's argument record is built for the traced ones.
+ *   the in-flight call in task-local storage. No classic tracepoint's argument record is built
+ *   for the hooked calls, but every syscall on the host runs the filter (measured: more than the
+ *   classic family costs the calls it does not hook), so the agent uses it only when forced.
  * - btf / core_read: one classic syscall tracepoint per syscall (sys_enter_write, ...), the
  *   in-flight call in a hash keyed by thread. */
 #include "lib/kernel_types.bpf.h"

@@ -35,12 +35,13 @@ struct KernelFeatures {
 // program and closes it). Call after ensure_tracefs().
 KernelFeatures probe_kernel_features();
 
-// The variants, in order of preference (measured: bench/overhead):
-// - raw_tp: two BTF raw tracepoints (sys_enter, sys_exit) filtered by syscall number, the call in
-//   task-local storage, the socket read through BTF pointers (needs Linux >= 6.2).
+// The variants, in order of preference (measured: bench/overhead_tools/untraced_min.sh):
 // - btf: one classic tracepoint per syscall, fd -> file -> socket through BTF pointers (one load
 //   per field; needs bpf_rdonly_cast, Linux >= 6.2).
-// - core_read: the same tracepoints with one bpf_probe_read_kernel per field (Linux >= 5.8).
+// - raw_tp: two BTF raw tracepoints (sys_enter, sys_exit) filtered by syscall number, the call in
+//   task-local storage, the socket read through BTF pointers. Cheaper on hooked calls, but every
+//   other syscall of the host runs its filter: only when forced.
+// - core_read: the classic tracepoints with one bpf_probe_read_kernel per field (Linux >= 5.8).
 inline constexpr const char* kVariantRawTp = "raw_tp";
 inline constexpr const char* kVariantBtf = "btf";
 inline constexpr const char* kVariantCoreRead = "core_read";
