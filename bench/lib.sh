@@ -85,10 +85,11 @@ series() {  # series FILE 'name{labels}'
 }
 status_json() { "$SKEWSCOPE" status --agent "$AGENT_URL" --json || true; }
 
-# Syscall tracepoint programs attached by other processes (another agent on this machine makes
+# Syscall tracepoint programs (classic sys_enter_write or raw sys_enter) attached by other
+# processes (another agent on this machine makes
 # every syscall of every process slower, "without" runs included): recorded with each result.
 foreign_probes() {
-  bpftool perf 2>/dev/null | awk -v me="${AGENT_PID:-0}" '/tracepoint +sys_enter_write$/ && $2 != me { n++ } END { print n + 0 }'
+  bpftool perf 2>/dev/null | awk -v me="${AGENT_PID:-0}" '/tracepoint +sys_enter(_write)?$/ && $2 != me { n++ } END { print n + 0 }'
 }
 
 # Waits up to SECONDS for no foreign probe; prints how many remain.
@@ -144,7 +145,7 @@ median() {
 # summed, read from the map directly: works while the agent is frozen.
 agent_bpf_counter() {
   local prog map
-  prog=$(bpftool perf 2>/dev/null | awk -v me="$AGENT_PID" '$2 == me && /sys_enter_write$/ { for (i = 1; i <= NF; i++) if ($i == "prog_id") print $(i + 1) }' | head -1)
+  prog=$(bpftool perf 2>/dev/null | awk -v me="$AGENT_PID" '$2 == me && /sys_enter(_write)?$/ { for (i = 1; i <= NF; i++) if ($i == "prog_id") print $(i + 1) }' | head -1)
   [ -n "$prog" ] || { echo 0; return; }
   for map in $(bpftool -j prog show id "$prog" | jq -r '.map_ids[]'); do
     if [ "$(bpftool -j map show id "$map" | jq -r .name)" = counters ]; then

@@ -24,6 +24,8 @@ const char* feature_name(Feature f) {
     case Feature::syscall_tracepoints: return "syscall tracepoints";
     case Feature::task_btf: return "BTF-typed task pointer (bpf_get_current_task_btf)";
     case Feature::rdonly_cast_kfunc: return "bpf_rdonly_cast kfunc callable from tracepoints";
+    case Feature::btf_raw_tracepoints: return "BTF raw tracepoints on sys_enter/sys_exit (tp_btf)";
+    case Feature::task_storage: return "task-local storage (BPF_MAP_TYPE_TASK_STORAGE)";
     case Feature::count_: break;
   }
   return "?";
@@ -75,6 +77,37 @@ bool probe_rdonly_cast(std::string& why_not) {
   return true;
 }
 
+// A tp_btf program needs the tracepoint's BTF type (btf_trace_sys_enter) and a kernel that lets
+// it load here: a minimal one is loaded (not attached) and closed.
+bool probe_btf_raw_tracepoint(std::string& why_not) {
+  btf* vmlinux = btf__load_vmlinux_btf();
+  if (!vmlinux) {
+    why_not = "kernel BTF cannot be read";
+    return false;
+  }
+  int enter_id = btf__find_by_name_kind(vmlinux, "btf_trace_sys_enter", BTF_KIND_TYPEDEF);
+  int exit_id = btf__find_by_name_kind(vmlinux, "btf_trace_sys_exit", BTF_KIND_TYPEDEF);
+  btf__free(vmlinux);
+  if (enter_id <= 0 || exit_id <= 0) {
+    why_not = "no btf_trace_sys_enter/sys_exit in kernel BTF";
+    return false;
+  }
+  const bpf_insn program[] = {
+      {BPF_ALU64 | BPF_MOV | BPF_K, BPF_REG_0, 0, 0, 0},
+      {BPF_JMP | BPF_EXIT, 0, 0, 0, 0},
+  };
+  LIBBPF_OPTS(bpf_prog_load_opts, opts, .expected_attach_type = BPF_TRACE_RAW_TP,
+              .attach_btf_id = static_cast<__u32>(enter_id));
+  int fd = bpf_prog_load(BPF_PROG_TYPE_TRACING, "probe_tp_btf", "GPL", program, sizeof program / sizeof program[0],
+                         &opts);
+  if (fd < 0) {
+    why_not = std::string("a tp_btf/sys_enter program does not load: ") + std::strerror(errno);
+    return false;
+  }
+  close(fd);
+  return true;
+}
+
 }  // namespace
 
 KernelFeatures probe_kernel_features() {
@@ -94,6 +127,11 @@ KernelFeatures probe_kernel_features() {
   std::string why_not;
   bool rdonly_cast = k[Feature::btf] && probe_rdonly_cast(why_not);
   set(k, Feature::rdonly_cast_kfunc, rdonly_cast, k[Feature::btf] ? why_not : "needs kernel BTF");
+  why_not.clear();
+  bool raw = k[Feature::btf] && probe_btf_raw_tracepoint(why_not);
+  set(k, Feature::btf_raw_tracepoints, raw, k[Feature::btf] ? why_not : "needs kernel BTF");
+  set(k, Feature::task_storage, libbpf_probe_bpf_map_type(BPF_MAP_TYPE_TASK_STORAGE, nullptr) == 1,
+      "map type not supported (Linux < 5.11)");
   return k;
 }
 
@@ -114,22 +152,43 @@ const std::vector<HookCandidate>& tcp_hook_candidates() {
       c.program_of = program_of;
       return c;
     };
+    std::vector<Feature> raw_tp = btf_walk;
+    raw_tp.push_back(Feature::btf_raw_tracepoints);
+    raw_tp.push_back(Feature::task_storage);
     std::vector<HookCandidate> t;
+    // Per hook: raw_tp entry, btf entry, core_read entry; raw_tp exit, classic exit. Which variant
+    // serves is decided once for all hooks (preferred_variant). The raw_tp programs serve every
+    // hook (one program each for entry and exit).
     auto add = [&](const char* direction, const char* call, HookCandidate enter_btf, HookCandidate enter_core,
                    HookCandidate exit) {
       std::string what = std::string("tcp ") + direction + ": " + call;
       std::string tp = std::string("syscalls/sys_enter_") + call;
+      HookCandidate enter_raw = PROGRAM(sys_enter_tcp);
+      enter_raw.hook = what + " entry";
+      enter_raw.tracepoint = "raw_syscalls/sys_enter";
+      enter_raw.variant = kVariantRawTp;
+      enter_raw.needs = raw_tp;
+      enter_raw.entry = true;
+      HookCandidate exit_raw = PROGRAM(sys_exit_tcp);
+      exit_raw.hook = what + " exit";
+      exit_raw.tracepoint = "raw_syscalls/sys_exit";
+      exit_raw.variant = kVariantRawTp;
+      exit_raw.needs = raw_tp;
       enter_btf.hook = enter_core.hook = what + " entry";
       enter_btf.tracepoint = enter_core.tracepoint = tp;
       enter_btf.variant = kVariantBtf;
       enter_btf.needs = btf_walk;
+      enter_btf.entry = enter_core.entry = true;
       enter_core.variant = kVariantCoreRead;
       enter_core.needs = base;
       exit.hook = what + " exit";
       exit.tracepoint = std::string("syscalls/sys_exit_") + call;
+      exit.variant = kVariantClassic;
       exit.needs = base;
+      t.push_back(std::move(enter_raw));
       t.push_back(std::move(enter_btf));
       t.push_back(std::move(enter_core));
+      t.push_back(std::move(exit_raw));
       t.push_back(std::move(exit));
     };
 #define SYSCALL_HOOK(direction, call) \
@@ -152,10 +211,39 @@ const std::vector<HookCandidate>& tcp_hook_candidates() {
 
 #undef PROGRAM
 
+namespace {
+
+bool serves(const HookCandidate& c, const std::string& variant) {
+  return c.variant == variant || (c.variant == kVariantClassic && variant != kVariantRawTp);
+}
+
+// The first variant, in order of preference, whose every program has what it needs. btf before
+// raw_tp, by measurement (bench/overhead_tools/untraced_min.sh): raw_tp makes a hooked but
+// untraced read/write ~100 ns cheaper, but runs two programs on EVERY syscall of the host
+// (+220 ns on pwrite here, where the classic tracepoints add nothing measurable), and traced
+// messages cost the same in BPF either way. raw_tp needs all that btf needs, so it is used
+// only when forced (SKEWSCOPE_FORCE_VARIANT=raw_tp).
+std::string preferred_variant(const KernelFeatures& features, const std::vector<HookCandidate>& table) {
+  for (const char* variant : {kVariantBtf, kVariantRawTp, kVariantCoreRead}) {
+    bool usable = false;
+    for (const auto& c : table) {
+      if (!serves(c, variant)) continue;
+      usable = true;
+      for (Feature f : c.needs) usable = usable && features[f];
+      if (!usable) break;
+    }
+    if (usable) return variant;
+  }
+  return {};
+}
+
+}  // namespace
+
 std::vector<HookChoice> choose_hooks(const KernelFeatures& features, const std::vector<HookCandidate>& table) {
   const char* forced_env = std::getenv(kForceVariantEnv);
   std::string forced = forced_env ? forced_env : "";
-  bool forced_known = forced.empty() || forced == kVariantBtf || forced == kVariantCoreRead;
+  bool forced_known = forced.empty() || forced == kVariantRawTp || forced == kVariantBtf || forced == kVariantCoreRead;
+  const std::string variant = forced.empty() ? preferred_variant(features, table) : forced;
   std::vector<HookChoice> out;
   for (const auto& candidate : table) {
     HookChoice choice{candidate, true, {}};
@@ -164,13 +252,13 @@ std::vector<HookChoice> choose_hooks(const KernelFeatures& features, const std::
       choice.chosen = false;
       choice.reason = std::move(why);
     };
-    if (!candidate.variant.empty() && !forced.empty()) {
-      if (!forced_known)
-        reject(std::string(kForceVariantEnv) + "=" + forced + " is not a variant (" + kVariantBtf + ", " +
-               kVariantCoreRead + ")");
-      else if (candidate.variant != forced)
-        reject(std::string(kForceVariantEnv) + "=" + forced);
-    }
+    if (!forced_known)
+      reject(std::string(kForceVariantEnv) + "=" + forced + " is not a variant (" + kVariantRawTp + ", " +
+             kVariantBtf + ", " + kVariantCoreRead + ")");
+    else if (!serves(candidate, variant))
+      reject(forced.empty() ? (variant.empty() ? std::string("no variant has what it needs")
+                                               : "variant " + variant + " is used (preferred, all it needs is here)")
+                            : std::string(kForceVariantEnv) + "=" + forced);
     for (Feature f : candidate.needs)
       if (!features[f]) reject(std::string("needs ") + feature_name(f));
     if (!exists(std::string(kTracefsPath) + "/events/" + candidate.tracepoint + "/id"))
@@ -185,7 +273,7 @@ std::vector<HookChoice> choose_hooks(const KernelFeatures& features, const std::
 
 std::string chosen_variant(const std::vector<HookChoice>& choices) {
   for (const auto& c : choices)
-    if (c.chosen && !c.candidate.variant.empty()) return c.candidate.variant;
+    if (c.chosen && c.candidate.entry) return c.candidate.variant;
   return {};
 }
 

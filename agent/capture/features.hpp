@@ -10,7 +10,17 @@ struct bpf_program;
 
 namespace skewscope {
 
-enum class Feature { btf, tracefs, ringbuf, syscall_tracepoints, task_btf, rdonly_cast_kfunc, count_ };
+enum class Feature {
+  btf,
+  tracefs,
+  ringbuf,
+  syscall_tracepoints,
+  task_btf,
+  rdonly_cast_kfunc,
+  btf_raw_tracepoints,
+  task_storage,
+  count_
+};
 const char* feature_name(Feature f);
 
 struct KernelFeatures {
@@ -25,10 +35,18 @@ struct KernelFeatures {
 // program and closes it). Call after ensure_tracefs().
 KernelFeatures probe_kernel_features();
 
-// The two ways an entry program walks fd -> file -> socket: through BTF pointers (one load per
-// field; needs bpf_rdonly_cast, Linux >= 6.2) or with one bpf_probe_read_kernel per field.
+// The variants, in order of preference (measured: bench/overhead_tools/untraced_min.sh):
+// - btf: one classic tracepoint per syscall, fd -> file -> socket through BTF pointers (one load
+//   per field; needs bpf_rdonly_cast, Linux >= 6.2).
+// - raw_tp: two BTF raw tracepoints (sys_enter, sys_exit) filtered by syscall number, the call in
+//   task-local storage, the socket read through BTF pointers. Cheaper on hooked calls, but every
+//   other syscall of the host runs its filter: only when forced.
+// - core_read: the classic tracepoints with one bpf_probe_read_kernel per field (Linux >= 5.8).
+inline constexpr const char* kVariantRawTp = "raw_tp";
 inline constexpr const char* kVariantBtf = "btf";
 inline constexpr const char* kVariantCoreRead = "core_read";
+// A candidate of either classic variant (the per-syscall exit programs serve both).
+inline constexpr const char* kVariantClassic = "classic";
 // Tests force a variant with this environment variable (read only by choose_hooks).
 inline constexpr const char* kForceVariantEnv = "SKEWSCOPE_FORCE_VARIANT";
 
@@ -38,7 +56,9 @@ struct HookCandidate {
   std::string hook;        // what is observed, e.g. "tcp send: sendto entry"
   std::string program;     // the BPF program's name in its object
   std::string tracepoint;  // "syscalls/sys_enter_sendto"
-  std::string variant;     // kVariantBtf, kVariantCoreRead, or empty when the program has one form
+  std::string variant;     // kVariantRawTp, kVariantBtf, kVariantCoreRead or kVariantClassic
+  bool entry = false;      // an entry program: attached after every exit program, so that no
+                           // call is remembered at entry whose exit nobody would see
   std::vector<Feature> needs;
   bpf_program* (*program_of)(tcp_syscalls*) = nullptr;  // the skeleton's member: checked by the compiler
 };
@@ -52,11 +72,12 @@ struct HookChoice {
 // The candidate table for TCP halves. Every syscall has an entry hook (two variants) and an exit hook.
 const std::vector<HookCandidate>& tcp_hook_candidates();
 
-// Evaluates the table: per hook, the first candidate whose features are present, whose variant is
-// not excluded by SKEWSCOPE_FORCE_VARIANT and whose tracepoint exists in tracefs.
+// Evaluates the table. One variant serves every hook (two would capture a call twice): the forced
+// one (SKEWSCOPE_FORCE_VARIANT), else the first in order of preference whose programs' features
+// are all present. Per hook, the first candidate of that variant whose tracepoint exists.
 std::vector<HookChoice> choose_hooks(const KernelFeatures& features, const std::vector<HookCandidate>& table);
 
-// The variant of the chosen entry programs ("btf", "core_read"), or empty when none is chosen.
+// The variant of the chosen entry programs ("raw_tp", "btf", "core_read"), or empty when none is chosen.
 std::string chosen_variant(const std::vector<HookChoice>& choices);
 
 }  // namespace skewscope

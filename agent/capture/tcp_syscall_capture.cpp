@@ -3,6 +3,7 @@
 #include <bpf/libbpf.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdarg>
 #include <cstring>
 #include <mutex>
@@ -63,7 +64,7 @@ std::unique_ptr<TcpSyscallCapture> TcpSyscallCapture::open(const std::vector<Hoo
   bool any_entry = false;
   for (const auto& choice : choices) {
     if (choice.chosen) bpf_program__set_autoload(choice.candidate.program_of(self->skel_), true);
-    if (choice.candidate.variant.empty()) continue;
+    if (!choice.candidate.entry) continue;
     any_entry = any_entry || choice.chosen;
     if (!choice.chosen && first_reason.empty()) first_reason = choice.candidate.program + ": " + choice.reason;
   }
@@ -84,16 +85,22 @@ std::unique_ptr<TcpSyscallCapture> TcpSyscallCapture::open(const std::vector<Hoo
     error = e;
     return nullptr;
   }
-  for (const auto& choice : choices) {
-    if (!choice.chosen) continue;
-    bpf_link* link = bpf_program__attach(choice.candidate.program_of(self->skel_));
-    if (!link) {
-      error = "attaching BPF program " + choice.candidate.program + " to " + choice.candidate.tracepoint + ": " +
-              std::strerror(errno) + "\n" + take_libbpf_log();
-      return nullptr;
+  // Exits first: an entry attached before its exit could remember a call whose exit is never
+  // seen. One program may serve several hooks (raw_tp): attached once.
+  for (bool entries : {false, true}) {
+    for (const auto& choice : choices) {
+      if (!choice.chosen || choice.candidate.entry != entries) continue;
+      if (std::find(self->attached_.begin(), self->attached_.end(), choice.candidate.program) != self->attached_.end())
+        continue;
+      bpf_link* link = bpf_program__attach(choice.candidate.program_of(self->skel_));
+      if (!link) {
+        error = "attaching BPF program " + choice.candidate.program + " to " + choice.candidate.tracepoint + ": " +
+                std::strerror(errno) + "\n" + take_libbpf_log();
+        return nullptr;
+      }
+      self->links_.push_back(link);
+      self->attached_.push_back(choice.candidate.program);
     }
-    self->links_.push_back(link);
-    self->attached_.push_back(choice.candidate.program);
   }
   // Without it the in-flight table would keep the entries of threads that died mid-call until it
   // is full (then counted, never silent, but permanent): required.

@@ -40,7 +40,7 @@ class TcpSyscallCapture final : public EventSource {
   // The payload ring buffer and its counters (read by capture/payload_reader.hpp).
   int payload_ring_fd() const;
   int payload_counters_fd() const;
-  // The fd -> socket walk of the loaded entry programs: "btf" or "core_read" (see features.hpp).
+  // The variant of the loaded entry programs: "raw_tp", "btf" or "core_read" (see features.hpp).
   const std::string& variant() const { return variant_; }
 
  private:

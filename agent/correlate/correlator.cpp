@@ -1,8 +1,129 @@
 #include "correlate/correlator.hpp"
 
+#include <algorithm>
+#include <cstring>
+
 #include "skewscope/saturating.hpp"
 
 namespace skewscope {
+
+// ---- per-flow sorted queues -------------------------------------------------------------------
+
+template <class T>
+T* Correlator::SeqQueue<T>::lower_bound(std::uint64_t seq) {
+  // Fast path: a half newer than everything waiting (the usual case) goes to the back.
+  if (empty() || items.back().seq < seq) return end();
+  return std::lower_bound(begin(), end(), seq, [](const T& entry, std::uint64_t s) { return entry.seq < s; });
+}
+
+template <class T>
+T* Correlator::SeqQueue<T>::insert(T* pos, const T& value) {
+  const auto offset = static_cast<std::size_t>(pos - items.data());
+  if (offset == items.size()) {
+    items.push_back(value);
+    return &items.back();
+  }
+  if (offset == head && head > 0) {  // before everything: reuse the consumed slot in front
+    items[--head] = value;
+    return &items[head];
+  }
+  return &*items.insert(items.begin() + static_cast<std::ptrdiff_t>(offset), value);
+}
+
+template <class T>
+void Correlator::SeqQueue<T>::erase(T* first, T* last) {
+  if (first == last) return;
+  if (first == begin()) {
+    head += static_cast<std::size_t>(last - first);
+    if (head == items.size()) {
+      items.clear();
+      head = 0;
+      // A burst on one flow must not pin its memory for the flow's lifetime.
+      if (items.capacity() > 1024) items.shrink_to_fit();
+    } else if (head >= 64 && head * 2 >= items.size()) {
+      items.erase(items.begin(), items.begin() + static_cast<std::ptrdiff_t>(head));
+      head = 0;
+    }
+    return;
+  }
+  const auto from = static_cast<std::ptrdiff_t>(first - items.data());
+  items.erase(items.begin() + from, items.begin() + from + (last - first));
+}
+
+// ---- flow table -------------------------------------------------------------------------------
+
+std::uint64_t Correlator::hash_key(const FlowKey& key) {
+  // By 64-bit words: the 36-byte key in five multiplies instead of 36 byte-wise FNV rounds.
+  std::uint64_t w[4];
+  std::memcpy(&w[0], key.src_addr.data(), 16);
+  std::memcpy(&w[2], key.dst_addr.data(), 16);
+  std::uint64_t h = 0x243F6A8885A308D3ull ^ (std::uint64_t{key.src_port} << 16 | key.dst_port);
+  for (std::uint64_t word : w) {
+    h = (h ^ word) * 0x9E3779B97F4A7C15ull;
+    h ^= h >> 29;
+  }
+  h *= 0xBF58476D1CE4E5B9ull;
+  return h ^ (h >> 32);
+}
+
+void Correlator::rehash(std::size_t slots) {
+  slots_.assign(slots, Slot{});
+  const std::size_t mask = slots - 1;
+  for (std::size_t i = 0; i < flows_.size(); ++i) {
+    std::size_t at = flows_[i].hash & mask;
+    while (slots_[at].position != 0) at = (at + 1) & mask;
+    slots_[at] = Slot{static_cast<std::uint32_t>(flows_[i].hash), static_cast<std::uint32_t>(i + 1)};
+  }
+}
+
+Correlator::FlowState& Correlator::flow_of(const FlowKey& key) {
+  if (slots_.empty()) rehash(64);
+  const std::uint64_t h = hash_key(key);
+  const auto h32 = static_cast<std::uint32_t>(h);
+  std::size_t mask = slots_.size() - 1;
+  std::size_t at = h & mask;
+  for (; slots_[at].position != 0; at = (at + 1) & mask) {
+    const Slot& s = slots_[at];
+    if (s.hash == h32 && flows_[s.position - 1].key == key) return flows_[s.position - 1].state;
+  }
+  if ((flows_.size() + 1) * 2 > slots_.size()) {  // load factor at most 1/2: probes stay short
+    rehash(slots_.size() * 2);
+    mask = slots_.size() - 1;
+    for (at = h & mask; slots_[at].position != 0;) at = (at + 1) & mask;
+  }
+  flows_.push_back(Flow{key, h, FlowState{}});
+  slots_[at] = Slot{h32, static_cast<std::uint32_t>(flows_.size())};
+  return flows_.back().state;
+}
+
+void Correlator::erase_flow(std::size_t index) {
+  const std::size_t mask = slots_.size() - 1;
+  auto slot_of = [&](std::size_t flow_index) {
+    std::size_t at = flows_[flow_index].hash & mask;
+    while (slots_[at].position != flow_index + 1) at = (at + 1) & mask;
+    return at;
+  };
+  // Backward-shift deletion: entries after the hole move into it unless their home slot lies
+  // cyclically within (hole, their slot], so every probe sequence stays unbroken.
+  std::size_t hole = slot_of(index);
+  for (std::size_t j = (hole + 1) & mask; slots_[j].position != 0; j = (j + 1) & mask) {
+    const std::size_t home = slots_[j].hash & mask;
+    const bool stays = hole <= j ? (hole < home && home <= j) : (hole < home || home <= j);
+    if (!stays) {
+      slots_[hole] = slots_[j];
+      hole = j;
+    }
+  }
+  slots_[hole] = Slot{};
+  const std::size_t last = flows_.size() - 1;
+  if (index != last) {
+    slots_[slot_of(last)].position = static_cast<std::uint32_t>(index + 1);
+    flows_[index] = std::move(flows_[last]);
+  }
+  flows_.pop_back();
+}
+
+// ---- pairing ----------------------------------------------------------------------------------
 
 std::uint64_t Correlator::unwrap(FlowState& flow, std::uint32_t seq) {
   // Sequence numbers wrap at 2^32. Halves of one flow that are alive together are far less than
@@ -17,7 +138,7 @@ std::uint64_t Correlator::unwrap(FlowState& flow, std::uint32_t seq) {
   return flow.last_seq;
 }
 
-void Correlator::emit(const Half& send, const Half& recv, std::vector<Span>& out) {
+void Correlator::emit(const PendingSend& send, const PendingRecv& recv, std::vector<Span>& out) {
   Span span;
   span.src = send.domain;
   span.dst = recv.domain;
@@ -31,7 +152,7 @@ void Correlator::emit(const Half& send, const Half& recv, std::vector<Span>& out
 }
 
 void Correlator::add(const Half& half, std::vector<Span>& out) {
-  FlowState& flow = flows_[half.flow];
+  FlowState& flow = flow_of(half.flow);
   std::uint64_t seq = unwrap(flow, half.seq);
   if (half.kind == HalfKind::send) {
     ++counters_.sends;
@@ -42,50 +163,109 @@ void Correlator::add(const Half& half, std::vector<Span>& out) {
   }
 }
 
+// Sends do not overlap (each has its own bytes), so once the sends seen cover a byte range no
+// other send can start inside it: a receive within that range has nothing left to wait for.
+void Correlator::note_send(FlowState& f, std::uint64_t seq, std::uint64_t end, std::int64_t capture_ns) {
+  if (f.furthest_send_end == 0) {
+    f.covered_from = seq;
+    f.covered_to = f.furthest_send_end = end;
+    return;
+  }
+  f.furthest_send_end = std::max(f.furthest_send_end, end);
+  if (seq <= f.covered_to && end >= f.covered_from) {
+    f.covered_from = std::min(f.covered_from, seq);
+    f.covered_to = std::max(f.covered_to, end);
+  } else if (seq > f.covered_to) {
+    if (f.island_to != 0 && seq <= f.island_to && end >= f.island_from) {
+      f.island_from = std::min(f.island_from, seq);
+      f.island_to = std::max(f.island_to, end);
+    } else if (f.island_to == 0 || seq < f.island_from) {
+      f.island_from = seq;  // the nearer island is the one a late send will join first
+      f.island_to = end;
+    }  // a farther island is not tracked: that gap closes by time
+    if (f.gap_since_ns == 0) f.gap_since_ns = capture_ns;
+  }  // a send entirely before the covered range (older than the first one seen): not tracked
+  if (f.island_to != 0 && f.covered_to >= f.island_from) {
+    f.covered_to = std::max(f.covered_to, f.island_to);
+    f.island_from = f.island_to = 0;
+    if (f.covered_to < f.furthest_send_end) f.gap_since_ns = capture_ns;  // another gap remains
+  }
+  if (f.covered_to >= f.furthest_send_end) f.gap_since_ns = 0;
+}
+
+void Correlator::release_range(FlowState& f, std::uint64_t from, std::uint64_t to) {
+  PendingRecv* first = f.recvs.lower_bound(from);
+  PendingRecv* last = first;
+  for (; last != f.recvs.end() && last->end <= to; ++last)
+    if (!last->started_a_send) ++counters_.recvs_without_start;
+  pending_recvs_ -= static_cast<std::size_t>(last - first);
+  f.recvs.erase(first, last);
+}
+
+void Correlator::release_covered(FlowState& f) {
+  if (f.recvs.empty()) return;
+  if (f.island_to != 0) release_range(f, f.island_from, f.island_to);
+  release_range(f, f.covered_from, f.covered_to);
+}
+
+bool Correlator::covered(const FlowState& f, std::uint64_t seq, std::uint64_t end) {
+  if (f.furthest_send_end == 0) return false;
+  return (seq >= f.covered_from && end <= f.covered_to) || (f.island_to != 0 && seq >= f.island_from && end <= f.island_to);
+}
+
 void Correlator::add_send(FlowState& flow, std::uint64_t seq, const Half& half, std::vector<Span>& out) {
+  const PendingSend send{seq, half.capture_ns, half.domain_ns, half.bytes, half.domain, half.transport};
+  note_send(flow, seq, seq + half.bytes, half.capture_ns);
   // The receive holding this first byte, if it came first: the last one starting at or before it.
-  auto it = flow.recvs.upper_bound(seq);
-  if (it != flow.recvs.begin()) {
-    --it;
-    if (seq < it->second.end) {
-      emit(half, it->second.half, out);
-      it->second.started_a_send = true;
+  PendingRecv* recv = flow.recvs.lower_bound(seq + 1);
+  if (recv != flow.recvs.begin()) {
+    --recv;
+    if (seq < recv->end) {
+      emit(send, *recv, out);
+      recv->started_a_send = true;
+      release_covered(flow);
       return;
     }
   }
-  auto existing = flow.sends.find(seq);
-  if (existing != flow.sends.end()) {
+  release_covered(flow);
+  PendingSend* at = flow.sends.lower_bound(seq);
+  if (at != flow.sends.end() && at->seq == seq) {
     ++counters_.duplicate_sends;
-    existing->second = half;
+    *at = send;
     return;
   }
   if (table_full()) {
     ++counters_.dropped_table_full;
     return;
   }
-  flow.sends.emplace(seq, half);
+  flow.sends.insert(at, send);
   ++pending_sends_;
 }
 
 void Correlator::add_recv(FlowState& flow, std::uint64_t seq, const Half& half, std::vector<Span>& out) {
-  const std::uint64_t end = seq + half.bytes;
-  bool started_a_send = false;
-  for (auto it = flow.sends.lower_bound(seq); it != flow.sends.end() && it->first < end;) {
-    emit(it->second, half, out);
-    started_a_send = true;
-    it = flow.sends.erase(it);
-    --pending_sends_;
+  PendingRecv recv{seq, seq + half.bytes, half.capture_ns, half.domain_ns, half.domain, false};
+  PendingSend* first = flow.sends.lower_bound(seq);
+  PendingSend* last = first;
+  for (; last != flow.sends.end() && last->seq < recv.end; ++last) emit(*last, recv, out);
+  recv.started_a_send = last != first;
+  pending_sends_ -= static_cast<std::size_t>(last - first);
+  flow.sends.erase(first, last);
+  // Kept only while a send starting later in its bytes may still be on its way.
+  if (covered(flow, seq, recv.end)) {
+    if (!recv.started_a_send) ++counters_.recvs_without_start;
+    return;
   }
-  // Kept a while even when it completed sends: a send starting later in its bytes may be late.
   if (table_full()) {
     ++counters_.dropped_table_full;
     return;
   }
-  auto [it, inserted] = flow.recvs.try_emplace(seq, PendingRecv{half, end, started_a_send});
-  if (inserted) {
+  PendingRecv* at = flow.recvs.lower_bound(seq);
+  if (at == flow.recvs.end() || at->seq != seq) {
+    flow.recvs.insert(at, recv);
     ++pending_recvs_;
-  } else if (end > it->second.end) {
-    it->second = PendingRecv{half, end, started_a_send || it->second.started_a_send};
+  } else if (recv.end > at->end) {
+    recv.started_a_send = recv.started_a_send || at->started_a_send;
+    *at = recv;
   }
 }
 
@@ -93,22 +273,29 @@ void Correlator::expire(std::int64_t now_ns) {
   // Within a flow, sequence order is time order, so each table ages from its front and the scan
   // stops at the first young entry. A slightly reordered older entry behind it goes on a later
   // pass: it waits at most as long as the reordering, and memory stays bounded by max_pending.
-  for (auto flow_it = flows_.begin(); flow_it != flows_.end();) {
-    FlowState& flow = flow_it->second;
-    while (!flow.sends.empty() && sat_sub(now_ns, flow.sends.begin()->second.capture_ns) > limits_.send_max_age_ns) {
+  for (std::size_t i = 0; i < flows_.size();) {
+    FlowState& flow = flows_[i].state;
+    while (!flow.sends.empty() && sat_sub(now_ns, flow.sends.begin()->capture_ns) > limits_.send_max_age_ns) {
       ++counters_.sends_expired;
       --pending_sends_;
-      flow.sends.erase(flow.sends.begin());
+      flow.sends.pop_front();
     }
-    while (!flow.recvs.empty() && sat_sub(now_ns, flow.recvs.begin()->second.half.capture_ns) > limits_.recv_max_age_ns) {
-      if (!flow.recvs.begin()->second.started_a_send) ++counters_.recvs_without_start;
+    if (flow.gap_since_ns != 0 && sat_sub(now_ns, flow.gap_since_ns) > limits_.recv_max_age_ns) {
+      // A send missing for longer than the allowance is not coming (lost, or not traced).
+      flow.covered_to = flow.furthest_send_end;
+      flow.island_from = flow.island_to = 0;
+      flow.gap_since_ns = 0;
+      release_covered(flow);
+    }
+    while (!flow.recvs.empty() && sat_sub(now_ns, flow.recvs.begin()->capture_ns) > limits_.recv_max_age_ns) {
+      if (!flow.recvs.begin()->started_a_send) ++counters_.recvs_without_start;
       --pending_recvs_;
-      flow.recvs.erase(flow.recvs.begin());
+      flow.recvs.pop_front();
     }
     if (flow.sends.empty() && flow.recvs.empty()) {
-      flow_it = flows_.erase(flow_it);
+      erase_flow(i);  // moves the last flow into i: look at i again
     } else {
-      ++flow_it;
+      ++i;
     }
   }
 }

@@ -142,9 +142,13 @@ void BM_PendingMemory(benchmark::State& state) {
   std::vector<skewscope_half_event> records;
   records.reserve(n);
   for (std::size_t i = 0; i < n; ++i) {
-    auto flow = static_cast<std::uint16_t>(10000 + static_cast<int>(i % static_cast<std::size_t>(flows)));
+    const auto f = static_cast<int>(i % static_cast<std::size_t>(flows));
     auto seq = static_cast<std::uint32_t>(1000 + 100 * (i / static_cast<std::size_t>(flows)));
-    records.push_back(make_half(sends, flow, seq, 100, 1'000'000'000 + static_cast<std::int64_t>(i)));
+    auto e = make_half(sends, static_cast<std::uint16_t>(10000 + f % 50000), seq, 100,
+                       1'000'000'000 + static_cast<std::int64_t>(i));
+    // Beyond 50 000 client ports, the next server port: 100 000 flows are 100 000 distinct keys.
+    (sends ? e.remote_port : e.local_port) = static_cast<std::uint16_t>(5000 + f / 50000);
+    records.push_back(e);
   }
   std::vector<skewscope_half_event> batch;
   batch.reserve(kBatch);
@@ -177,6 +181,7 @@ void shapes(benchmark::internal::Benchmark* b) {
   // Above max_pending / recv_max_age (262144 / 1 s): receives waiting out their reorder
   // allowance fill the pending table.
   b->Args({64, 1, 400});
+  b->Args({64, 1, 1000});  // 1 M msg/s: receives must leave the table once paired
 }
 
 }  // namespace
@@ -189,6 +194,7 @@ BENCHMARK(BM_PendingMemory)
     ->Args({100'000, 1, 0})
     ->Args({100'000, 1024, 0})
     ->Args({100'000, 50'000, 0})  // ports 10000..59999: one send per flow, flow state included
+    ->Args({100'000, 100'000, 0})  // 100 000 concurrent flows, one send waiting on each
     ->Args({100'000, 1, 1})
     ->Iterations(1)
     ->Unit(benchmark::kMillisecond);

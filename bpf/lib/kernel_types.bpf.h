@@ -26,8 +26,11 @@ enum bpf_map_type {
 	BPF_MAP_TYPE_HASH = 1,
 	BPF_MAP_TYPE_PERCPU_ARRAY = 6,
 	BPF_MAP_TYPE_RINGBUF = 27,
+	BPF_MAP_TYPE_TASK_STORAGE = 29,
 };
 enum { BPF_ANY = 0, BPF_NOEXIST = 1 };
+enum { BPF_F_NO_PREALLOC = 1 };
+enum { BPF_LOCAL_STORAGE_GET_F_CREATE = 1 };
 enum { BPF_RB_NO_WAKEUP = 1, BPF_RB_FORCE_WAKEUP = 2 };
 enum { BPF_RB_AVAIL_DATA = 0 };
 
@@ -120,6 +123,25 @@ struct files_struct {
 struct task_struct {
 	struct files_struct *files;
 };
+
+/* The registers a raw syscall tracepoint hands over: the user's syscall arguments at sys_enter,
+ * the syscall number (orig_ax / syscallno) at both. */
+#if defined(__TARGET_ARCH_arm64)
+struct pt_regs {
+	__u64 regs[31];
+	__u64 orig_x0;
+	__s32 syscallno;
+};
+#else
+struct pt_regs {
+	unsigned long r10;
+	unsigned long dx;
+	unsigned long si;
+	unsigned long di;
+	unsigned long orig_ax;
+	unsigned short cs;
+};
+#endif
 
 #pragma clang attribute pop
 

@@ -9,6 +9,7 @@
 #include "synthetic_stream.hpp"
 
 using namespace skewscope;
+using skewscope::test::Endpoint;
 using skewscope::test::SyntheticStream;
 
 namespace {
@@ -159,4 +160,90 @@ TEST_CASE("the pending tables never exceed max_pending; refusals are counted") {
   CHECK(run.correlator.pending_sends() == 64);
   CHECK(run.correlator.counters().dropped_table_full == 1000 - 64);
   CHECK(run.correlator.counters().sends == 1000);
+}
+
+TEST_CASE("a paired receive leaves the table at once when every byte of it belongs to a send seen") {
+  auto s = stream();
+  Run run;
+  run.feed({s.write(5, 10), s.write(7, 20), s.read(12, 30)});  // coalesced: both sends start in it
+  CHECK(run.spans.size() == 2);
+  CHECK(run.correlator.pending_recvs() == 0);
+  run.feed({s.write(20, 40), s.read(4, 50), s.read(16, 60)});  // split: the middle starts nothing
+  CHECK(run.spans.size() == 3);
+  CHECK(run.correlator.pending_recvs() == 0);
+  CHECK(run.correlator.pending_sends() == 0);
+  CHECK(run.correlator.counters().recvs_without_start == 1);
+  // Reordered: the receive arrives first, waits, and leaves when its send arrives.
+  auto w = s.write(8, 70);
+  run.feed({s.read(8, 80)});
+  CHECK(run.correlator.pending_recvs() == 1);
+  run.feed({w});
+  CHECK(run.spans.size() == 4);
+  CHECK(run.correlator.pending_recvs() == 0);
+}
+
+TEST_CASE("a receive waits while a send may still start in it: a gap filled late, or closed by time") {
+  auto s = stream();
+  auto w1 = s.write(10, 10);
+  auto w2 = s.write(10, 20);  // its half reaches the agent late
+  auto w3 = s.write(10, 30);
+  Run run(CorrelatorLimits{1000, 10'000, 1'000});
+  run.feed({w1, w3, s.read(10, 40), s.read(10, 50)});
+  CHECK(run.spans.size() == 1);  // w1; w2 not seen yet, so the second read waits
+  CHECK(run.correlator.pending_recvs() == 1);
+  run.feed({w2});  // fills the gap: pairs, and the island w3 joins the covered range
+  CHECK(run.spans.size() == 2);
+  CHECK(run.correlator.pending_recvs() == 0);
+  run.feed({s.read(10, 60)});  // w3's bytes: covered, pairs and leaves at once
+  CHECK(run.spans.size() == 3);
+  CHECK(run.correlator.pending_sends() == 0);
+  CHECK(run.correlator.pending_recvs() == 0);
+
+  // A send that never arrives (lost, or not traced): the receive waits out the allowance.
+  auto lost = s.write(10, 100);
+  (void)lost;
+  run.feed({s.write(10, 110), s.read(10, 120), s.read(10, 130)});
+  CHECK(run.spans.size() == 4);
+  CHECK(run.correlator.pending_recvs() == 1);
+  run.correlator.expire(110 + 1'001);  // the gap is older than the allowance: closed by time
+  CHECK(run.correlator.pending_recvs() == 0);
+  CHECK(run.correlator.counters().recvs_without_start == 1);
+  run.feed({s.write(10, 1'200), s.read(10, 1'210)});  // and the flow pairs on as before
+  CHECK(run.spans.size() == 5);
+  CHECK(run.correlator.pending_recvs() == 0);
+}
+
+TEST_CASE("many flows come and go: every flow still finds its own halves") {
+  std::vector<SyntheticStream> flows;
+  for (int i = 0; i < 3000; ++i)
+    flows.emplace_back(Endpoint{1, static_cast<std::uint16_t>(10000 + i), 11}, Endpoint{2, 5555, 22}, 1000u + i);
+  Run run(CorrelatorLimits{100000, 1'000, 1'000});
+  // Odd flows send early and age out; even flows send late and stay.
+  for (int i = 1; i < 3000; i += 2) run.feed({flows[i].write(10, 0)});
+  for (int i = 0; i < 3000; i += 2) run.feed({flows[i].write(10, 5'000)});
+  CHECK(run.correlator.flows() == 3000);
+  run.correlator.expire(5'500);  // removes the odd flows from the middle of the table
+  CHECK(run.correlator.flows() == 1500);
+  CHECK(run.correlator.counters().sends_expired == 1500);
+  for (int i = 0; i < 3000; i += 2) run.feed({flows[i].read(10, 6'000)});
+  CHECK(run.spans.size() == 1500);
+  for (const auto& span : run.spans) CHECK(span.span_ns() == 1'000);
+  CHECK(run.correlator.pending_sends() == 0);
+  CHECK(run.correlator.pending_recvs() == 0);
+  run.correlator.expire(6'100);
+  CHECK(run.correlator.flows() == 0);
+}
+
+TEST_CASE("at a million messages per second the receives do not fill the table") {
+  auto s = stream();
+  Run run(CorrelatorLimits{4096, 10'000'000'000, 1'000'000'000});
+  std::int64_t t = 0;
+  for (int i = 0; i < 2'000'000; ++i) {  // 2 s at 1 M msg/s, ticks every 100 ms
+    run.feed({s.write(64, t), s.read(64, t + 500)});
+    t += 1'000;
+    if (i % 100'000 == 0) run.correlator.expire(t);
+  }
+  CHECK(run.spans.size() == 2'000'000);
+  CHECK(run.correlator.counters().dropped_table_full == 0);
+  CHECK(run.correlator.pending_recvs() == 0);
 }
