@@ -2,6 +2,7 @@
 
 #include <map>
 
+#include "api/level_output.hpp"
 #include "api/process_metrics.hpp"
 #include "api/prometheus_writer.hpp"
 #include "clocks/render.hpp"
@@ -246,6 +247,7 @@ std::string render_agent_metrics(const AgentReport& r, const std::string& versio
   if (settled) w.sample("skewscope_pairing_ratio", static_cast<double>(r.correlator.pairs) / static_cast<double>(settled));
 
   if (r.exchange) append_exchange_metrics(w, *r.exchange);
+  append_level_metrics(w, r);
 
   w.family("skewscope_build_info", "gauge", "Build information; always 1.");
   w.sample("skewscope_build_info", {{"version", version}}, 1);

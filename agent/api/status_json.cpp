@@ -1,5 +1,6 @@
 #include "api/status_json.hpp"
 
+#include "api/level_output.hpp"
 #include "clocks/render.hpp"
 #include "estimate/json.hpp"
 
@@ -80,6 +81,7 @@ nlohmann::json status_json(const AgentReport& r) {
       fields.erase("dst");
       pairs.back().update(fields);  // offset_seconds, offset_bound_seconds, delta_t_min_seconds, ...
     }
+    pairs.back().update(level_fields(r, p));  // timestamp_source, levels
   }
   json domains = json::object();
   for (std::size_t i = 0; i < r.domain_clocks.size() && i < r.domain_names.size(); ++i) {
@@ -119,7 +121,8 @@ nlohmann::json status_json(const AgentReport& r) {
           {"clocks", {{"host", clocks::to_json(r.clocks)}, {"domains", domains}}},
           {"triangles", estimate::to_json(r.triangles, name)},
           {"estimate", estimate::to_json(r.estimate_counters)},
-          {"exchange", r.exchange ? exchange_json(*r.exchange) : json(nullptr)}};
+          {"exchange", r.exchange ? exchange_json(*r.exchange) : json(nullptr)},
+          {"wire", wire_json(r)}};
 }
 
 }  // namespace skewscope

@@ -22,6 +22,7 @@
 #include "clocks/clock_monitor.hpp"
 #include "cli/listen_address.hpp"
 #include "cli/option_checks.hpp"
+#include "cli/wire_runtime.hpp"
 #include "domains/duration.hpp"
 #include "exchange/kafka_exchange.hpp"
 #include "skewscope/version.hpp"
@@ -58,6 +59,7 @@ struct AgentPlan {
   AgentCoreConfig core;
   std::int64_t capture_grace_ns = 10'000'000'000;
   std::optional<exchange::ExchangeSettings> exchange;
+  std::vector<WireInterface> wire;  // --wire-timestamps
 };
 
 // The exchange's options; its local addresses are those of every namespace this agent's domains
@@ -127,6 +129,9 @@ std::string plan_agent(const AgentOptions& o, AgentPlan& plan) {
     if (!plan.domains->find(sim->domain)) return "--simulate-clock: no domain named '" + sim->domain + "'";
     plan.simulations.push_back(*sim);
   }
+  auto wire = parse_wire_interfaces(o.wire_timestamps);
+  if (!wire) return wire.error;
+  plan.wire = *wire;
   return plan_exchange(o, specs, host, plan);
 }
 
@@ -201,6 +206,9 @@ void add_agent_options(CLI::App& c, AgentOptions& o) {
   c.add_option("--exchange-group", o.exchange_group, "consumer group of the agents")->capture_default_str();
   c.add_option("--exchange-sample", o.exchange_sample, "1/N: ship 1 connection in N, by canonical 4-tuple hash")
       ->capture_default_str();
+  c.add_option("--wire-timestamps", o.wire_timestamps,
+               "IFACE[@NETNS_PATH][,...]: also stamp TCP segments where they leave and enter these interfaces "
+               "(tc clsact; never on interfaces not named); repeatable");
 }
 
 int run_agent(const AgentOptions& options) {
@@ -240,11 +248,14 @@ int run_agent(const AgentOptions& options) {
   // The HTTP thread reads only the core (the source's counters are copied into it by the capture
   // thread), so the capture can be destroyed while the server still answers.
   std::unique_ptr<TcpSyscallCapture> capture;
+  std::unique_ptr<WireRuntime> wire;  // --wire-timestamps
   HttpApi api(
       [&] {
         clocks::ClockSnapshot clock_snapshot = clock_monitor.snapshot();
         std::lock_guard guard(core_lock);
-        AgentReport report = core.report(monotonic_now_ns());
+        const std::int64_t now = monotonic_now_ns();
+        AgentReport report = core.report(now);
+        if (wire) wire->fill(report, now);
         report.clocks = std::move(clock_snapshot);
         if (kafka && report.exchange) kafka->fill(*report.exchange);
         return report;
@@ -261,6 +272,13 @@ int run_agent(const AgentOptions& options) {
   capture = TcpSyscallCapture::open(choices, load_error);
   if (!capture) return runtime_error(load_error);
   core.set_own_endpoint(static_cast<std::uint16_t>(api.port()), own_netns_inode());
+  if (!plan.wire.empty()) {
+    WireRuntimeConfig wire_config{plan.wire, plan.core.window_ns, plan.core.limits, core.estimator().config(),
+                                  static_cast<std::uint16_t>(api.port()), own_netns_inode()};
+    std::string wire_error;
+    wire = WireRuntime::start(std::move(wire_config), core, core_lock, wire_error);
+    if (!wire) return runtime_error("--wire-timestamps: " + wire_error);
+  }
 
   std::atomic<bool> stopping{false};
   std::atomic<bool> capture_failed{false};
@@ -293,6 +311,11 @@ int run_agent(const AgentOptions& options) {
   std::cout << "skewscope agent " << kVersion << ": listening on " << plan.listen.host << ":" << api.port()
             << ", control socket " << options.control_socket << ", " << capture->attached().size()
             << " programs attached, " << core.domains().size() << " domains" << std::endl;
+  if (wire)
+    std::cout << "skewscope agent: wire timestamps on " << wire->capture().attachments().size()
+              << " interfaces, send side " << kWireSendPath << ", receive stamps "
+              << (wire->capture().rx_timestamps_held() ? "from the kernel (net_timestamp held)" : "by the program")
+              << std::endl;
 
   // Run until a stop signal, or until the capture has been dead for the grace period: long enough
   // for a scrape to see it (capture_up 0, every pair unknown), short enough that the service
@@ -310,6 +333,7 @@ int run_agent(const AgentOptions& options) {
     capture_thread.join();
     const std::int64_t detach_start = monotonic_now_ns();
     capture.reset();
+    if (wire) wire->stop();
     if (kafka) kafka->stop();
     std::cerr << "skewscope agent: BPF programs detached in "
               << format_duration_ns((monotonic_now_ns() - detach_start) / 1'000'000 * 1'000'000) << std::endl;

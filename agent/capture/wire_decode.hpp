@@ -1,0 +1,32 @@
+// Wire-level records (tc ingress/egress) -> halves the correlator pairs, with every stamp the
+// record carries. Pure: no clock is read here, the caller maps the stamps to its domain's time.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+
+#include "skewscope/abi/wire_event.h"
+#include "skewscope/half.hpp"
+
+namespace skewscope {
+
+enum class WireReject : std::uint8_t { bad_direction, no_port, no_bytes, count_ };
+const char* wire_reject_name(WireReject r);
+
+struct WireHalf {
+  Half half;  // kind, flow (directed like a syscall half), seq, bytes, capture_ns = program time
+  // The kernel's receive stamp (CLOCK_REALTIME), when the segment carried one (ingress only).
+  std::optional<std::int64_t> skb_realtime_ns;
+  std::optional<std::int64_t> hardware_ns;  // NIC PHC timescale
+  std::uint32_t netns_ino = 0;
+  std::uint32_t ifindex = 0;
+};
+
+struct WireDecoded {
+  std::optional<WireHalf> wire;
+  WireReject reject = WireReject::count_;
+};
+
+WireDecoded decode_wire(const skewscope_wire_event& e);
+
+}  // namespace skewscope

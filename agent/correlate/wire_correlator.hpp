@@ -1,0 +1,33 @@
+// Wire-level pairing: one Correlator per wire timestamp source, so a span never mixes a software
+// stamp with a hardware one. Keys are the syscall halves' (directed 4-tuple, sequence range), so
+// the correlator is the same class; only the halves differ (one per TCP segment, not per call).
+//
+// Every wire half has a software stamp (the tc program's own time at least) and goes to the
+// software level; a half whose NIC also stamped it goes to the hardware level as well, where it
+// pairs only with another hardware-stamped half.
+#pragma once
+
+#include <optional>
+#include <vector>
+
+#include "correlate/correlator.hpp"
+
+namespace skewscope {
+
+class WireCorrelator {
+ public:
+  explicit WireCorrelator(CorrelatorLimits limits = {}) : software_(limits), hardware_(limits) {}
+
+  // `software`: the half with its software stamp in domain time; `hardware`: the same half with
+  // its hardware stamp in domain time, when it has one. Spans come out tagged with their source.
+  void add(const Half& software, const std::optional<Half>& hardware, std::vector<Span>& out);
+  void expire(std::int64_t now_ns);
+
+  const Correlator& level(TimestampSource s) const { return s == TimestampSource::wire_hardware ? hardware_ : software_; }
+
+ private:
+  Correlator software_;
+  Correlator hardware_;
+};
+
+}  // namespace skewscope
