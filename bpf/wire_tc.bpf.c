@@ -88,6 +88,11 @@ static __always_inline void v4_mapped(__u8 out[16], __be32 addr)
 	__builtin_memcpy(out + 12, &addr, 4);
 }
 
+static __always_inline int is_ipv6_ext(__u8 next)
+{
+	return next == 0 || next == 43 || next == 60;
+}
+
 static __always_inline int on_segment(struct __sk_buff *skb, __u8 direction)
 {
 	__u8 src[16], dst[16];
@@ -111,20 +116,30 @@ static __always_inline int on_segment(struct __sk_buff *skb, __u8 direction)
 			count(SKEWSCOPE_WIRE_CNT_NOT_PARSED);
 			return SKEWSCOPE_TC_ACT_OK;
 		}
-		if (ip6.nexthdr != SKEWSCOPE_WIRE_IPPROTO_TCP) {
-			/* TCP behind extension headers is not followed: counted, not silent. Other
-			 * protocols (ICMPv6, UDP) are simply not ours. */
-			if (ip6.nexthdr == 0 || ip6.nexthdr == 43 || ip6.nexthdr == 60)
+		/* Up to three extension headers (hop-by-hop, routing, destination options) are
+		 * followed; TCP behind more is counted as not parsed. Other protocols are not ours. */
+		__u8 next = ip6.nexthdr;
+		l4_offset = SKEWSCOPE_ETH_HLEN + sizeof(ip6);
+		for (int i = 0; i < 3 && is_ipv6_ext(next); i++) {
+			__u8 ext[2];
+			if (bpf_skb_load_bytes(skb, l4_offset, ext, sizeof(ext))) {
+				count(SKEWSCOPE_WIRE_CNT_NOT_PARSED);
+				return SKEWSCOPE_TC_ACT_OK;
+			}
+			next = ext[0];
+			l4_offset += (ext[1] + 1) * 8;
+		}
+		if (next != SKEWSCOPE_WIRE_IPPROTO_TCP) {
+			if (is_ipv6_ext(next))
 				count(SKEWSCOPE_WIRE_CNT_NOT_PARSED);
 			return SKEWSCOPE_TC_ACT_OK;
 		}
 		__builtin_memcpy(src, ip6.saddr, 16);
 		__builtin_memcpy(dst, ip6.daddr, 16);
-		l4_offset = SKEWSCOPE_ETH_HLEN + sizeof(ip6);
 	} else {
 		return SKEWSCOPE_TC_ACT_OK;
 	}
-	if (l4_offset > 128)
+	if (l4_offset > 256)
 		return SKEWSCOPE_TC_ACT_OK;
 	struct tcp_header tcp;
 	if (bpf_skb_load_bytes(skb, l4_offset, &tcp, sizeof(tcp))) {

@@ -67,20 +67,23 @@ std::string marker_path(std::uint32_t netns_ino, int ifindex) {
   return std::string(kWireStateDir) + "/clsact-" + std::to_string(netns_ino) + "-" + std::to_string(ifindex);
 }
 
-// The clsact of this interface was created by an agent that is gone: it is ours to remove.
-bool qdisc_left_by_dead_agent(const std::string& marker) {
+// The clsact of this interface was created by an agent that is gone: it is ours to remove. The
+// mark names the interface too: a mark whose namespace was deleted (its inode and ifindex later
+// reused) must not make a new agent remove an operator's qdisc, and the name must match as well.
+bool qdisc_left_by_dead_agent(const std::string& marker, const std::string& ifname) {
   std::ifstream in(marker);
   long pid = 0;
-  if (!(in >> pid) || pid <= 0) return false;
+  std::string name;
+  if (!(in >> pid >> name) || pid <= 0 || name != ifname) return false;
   if (pid == ::getpid()) return false;
   return ::kill(static_cast<pid_t>(pid), 0) != 0 && errno == ESRCH;
 }
 
-bool write_marker(const std::string& marker) {
+bool write_marker(const std::string& marker, const std::string& ifname) {
   std::error_code ec;
   std::filesystem::create_directories(kWireStateDir, ec);
   std::ofstream out(marker, std::ios::trunc);
-  out << ::getpid() << "\n";
+  out << ::getpid() << " " << ifname << "\n";
   return static_cast<bool>(out);
 }
 
@@ -218,11 +221,11 @@ std::unique_ptr<WireCapture> WireCapture::open(const std::vector<WireInterface>&
       if (err == 0) {
         slot.created_qdisc = true;
       } else if (err == -EEXIST) {
-        slot.created_qdisc = qdisc_left_by_dead_agent(marker);
+        slot.created_qdisc = qdisc_left_by_dead_agent(marker, iface.name);
       } else {
         return "creating the clsact qdisc on " + iface.label() + ": " + std::strerror(-err);
       }
-      if (slot.created_qdisc && !write_marker(marker))
+      if (slot.created_qdisc && !write_marker(marker, iface.name))
         return "cannot write " + marker + " (the mark that lets a restarted agent remove this qdisc)";
       if (std::string e1 = attach_side(slot.ifindex, BPF_TC_INGRESS, ingress_fd, slot.recovered_filters); !e1.empty())
         return e1 + " on " + iface.label();
