@@ -23,28 +23,7 @@ extern void *bpf_cast_to_kern_ctx(void *obj) __ksym;
 
 char LICENSE[] SEC("license") = "GPL";
 
-struct {
-	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
-	__uint(max_entries, SKEWSCOPE_WIRE_CNT__COUNT);
-	__type(key, __u32);
-	__type(value, __u64);
-} wire_counters SEC(".maps");
-
-#define WIRE_RINGBUF_BYTES (8 * 1024 * 1024)
-struct {
-	__uint(type, BPF_MAP_TYPE_RINGBUF);
-	__uint(max_entries, WIRE_RINGBUF_BYTES);
-} wire_halves SEC(".maps");
-
-/* As in tcp_syscalls.bpf.c: the agent polls, so the reader is only woken when the ring fills. */
-#define WIRE_WAKEUP_AT_BYTES (WIRE_RINGBUF_BYTES / 4)
-
-static __always_inline void count(__u32 which)
-{
-	__u64 *value = bpf_map_lookup_elem(&wire_counters, &which);
-	if (value)
-		*value += 1;
-}
+#include "lib/wire_maps.bpf.h"
 
 struct ipv4_header {
 	__u8 version_ihl;
@@ -191,6 +170,7 @@ static __always_inline int on_segment(struct __sk_buff *skb, __u8 direction)
 	e->netns_ino = BPF_CORE_READ(kskb, dev, nd_net.net, ns.inum);
 	e->ifindex = skb->ifindex;
 	e->direction = direction;
+	e->origin = SKEWSCOPE_WIRE_FROM_TC;
 	__builtin_memset(e->pad, 0, sizeof(e->pad));
 	__u64 queued = bpf_ringbuf_query(&wire_halves, BPF_RB_AVAIL_DATA);
 	bpf_ringbuf_submit(e, queued >= WIRE_WAKEUP_AT_BYTES ? BPF_RB_FORCE_WAKEUP : BPF_RB_NO_WAKEUP);

@@ -1,6 +1,7 @@
 #include "capture/wire_capture.hpp"
 
 #include <bpf/bpf.h>
+#include <bpf/btf.h>
 #include <bpf/libbpf.h>
 #include <fcntl.h>
 #include <linux/ethtool.h>
@@ -12,6 +13,8 @@
 #include <sys/ioctl.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/vfs.h>
+#include <linux/magic.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -22,6 +25,7 @@
 #include <set>
 #include <thread>
 
+#include "wire_sockops.skel.h"
 #include "wire_tc.skel.h"
 
 namespace skewscope {
@@ -165,6 +169,27 @@ Parsed<std::vector<WireInterface>> parse_wire_interfaces(const std::vector<std::
   return Parsed<std::vector<WireInterface>>::ok(std::move(out));
 }
 
+bool kernel_has_tx_timestamping_callbacks() {
+  btf* vmlinux = btf__load_vmlinux_btf();
+  if (!vmlinux) return false;
+  bool found = btf__find_by_name_kind(vmlinux, "bpf_sock_ops_enable_tx_tstamp", BTF_KIND_FUNC) > 0;
+  btf__free(vmlinux);
+  return found;
+}
+
+std::string check_wire_cgroup(const std::string& path) {
+  if (path.empty() || path.front() != '/') return "--wire-cgroup '" + path + "' must be an absolute path";
+  struct statfs fs {};
+  struct stat st {};
+  if (::statfs(path.c_str(), &fs) != 0 || ::stat(path.c_str(), &st) != 0)
+    return "--wire-cgroup " + path + ": " + std::strerror(errno);
+  if (fs.f_type != CGROUP2_SUPER_MAGIC || !S_ISDIR(st.st_mode))
+    return "--wire-cgroup " + path + " is not a cgroup v2 directory";
+  // The root of a cgroup2 mount is inode 1: attaching there would stamp every socket of the host.
+  if (st.st_ino == 1) return "--wire-cgroup " + path + " is the root cgroup: name a cgroup below it";
+  return {};
+}
+
 bool read_ts_info(const WireInterface& iface, int& phc_index, std::uint32_t& so_timestamping, std::string& error) {
   error = in_netns(iface.netns_path, [&]() -> std::string {
     int fd = ::socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
@@ -185,13 +210,56 @@ bool read_ts_info(const WireInterface& iface, int& phc_index, std::uint32_t& so_
   return error.empty();
 }
 
-std::unique_ptr<WireCapture> WireCapture::open(const std::vector<WireInterface>& interfaces, std::string& error) {
+std::unique_ptr<WireCapture> WireCapture::open(const WireOptions& options, std::string& error) {
+  const auto& interfaces = options.interfaces;
   std::unique_ptr<WireCapture> self(new WireCapture());
   self->skel_ = wire_tc__open_and_load();
   if (!self->skel_) {
     error = std::string("loading BPF object wire_tc: ") + std::strerror(errno);
     return nullptr;
   }
+  // The send side, decided once: sock_ops where the operator named cgroups and the kernel has
+  // the callbacks; tc egress otherwise (and then every named interface gets an egress filter).
+  const bool callbacks = kernel_has_tx_timestamping_callbacks();
+  if (!options.cgroups.empty() && callbacks) {
+    self->send_path_ = kSendPathSockOps;
+    self->send_path_reason_ = "--wire-cgroup given and the kernel has the sock_ops TX timestamping callbacks";
+  } else {
+    self->send_path_ = kSendPathTcEgress;
+    self->send_path_reason_ = options.cgroups.empty()
+                                  ? "no --wire-cgroup: segments are stamped at tc egress of the named interfaces"
+                                  : "the kernel has no sock_ops TX timestamping callbacks (Linux < 6.14)";
+  }
+  if (self->send_path_ == kSendPathSockOps) {
+    self->sockops_ = wire_sockops__open();
+    if (!self->sockops_) {
+      error = std::string("opening BPF object wire_sockops: ") + std::strerror(errno);
+      return nullptr;
+    }
+    // One ring buffer and one set of counters for both objects: one reader, one count.
+    bpf_map__reuse_fd(self->sockops_->maps.wire_halves, bpf_map__fd(self->skel_->maps.wire_halves));
+    bpf_map__reuse_fd(self->sockops_->maps.wire_counters, bpf_map__fd(self->skel_->maps.wire_counters));
+    if (int err = wire_sockops__load(self->sockops_)) {
+      error = std::string("loading BPF object wire_sockops: ") + std::strerror(-err);
+      return nullptr;
+    }
+    for (const auto& path : options.cgroups) {
+      int fd = ::open(path.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+      if (fd < 0) {
+        error = "--wire-cgroup " + path + ": " + std::strerror(errno);
+        return nullptr;
+      }
+      bpf_link* link = bpf_program__attach_cgroup(self->sockops_->progs.wire_sockops, fd);
+      int err = errno;
+      ::close(fd);
+      if (!link) {
+        error = "attaching the sock_ops program to " + path + ": " + std::strerror(err);
+        return nullptr;
+      }
+      self->cgroup_links_.push_back(link);
+    }
+  }
+  const bool tc_egress = self->send_path_ == kSendPathTcEgress;
   // The receive stamp: hold the net_timestamp static key for as long as the agent runs.
   self->rx_stamp_socket_ = ::socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
   if (self->rx_stamp_socket_ >= 0) {
@@ -229,6 +297,16 @@ std::unique_ptr<WireCapture> WireCapture::open(const std::vector<WireInterface>&
         return "cannot write " + marker + " (the mark that lets a restarted agent remove this qdisc)";
       if (std::string e1 = attach_side(slot.ifindex, BPF_TC_INGRESS, ingress_fd, slot.recovered_filters); !e1.empty())
         return e1 + " on " + iface.label();
+      if (!tc_egress) {
+        // A filter of ours left on egress by an agent that used tc egress: not ours to keep.
+        bpf_tc_hook egress = hook_for(slot.ifindex, BPF_TC_EGRESS);
+        bpf_tc_opts left = filter_opts(0);
+        if (bpf_tc_query(&egress, &left) == 0 && is_our_program(left.prog_id)) {
+          bpf_tc_opts del = filter_opts(0);
+          bpf_tc_detach(&egress, &del);
+        }
+        return {};
+      }
       if (std::string e2 = attach_side(slot.ifindex, BPF_TC_EGRESS, egress_fd, slot.recovered_filters); !e2.empty())
         return e2 + " on " + iface.label();
       return {};
@@ -278,7 +356,9 @@ void WireCapture::detach_all() {
 
 WireCapture::~WireCapture() {
   if (ring_) ring_buffer__free(ring_);
+  for (bpf_link* link : cgroup_links_) bpf_link__destroy(link);
   detach_all();
+  if (sockops_) wire_sockops__destroy(sockops_);
   if (skel_) wire_tc__destroy(skel_);
   if (rx_stamp_socket_ >= 0) ::close(rx_stamp_socket_);  // gives back our net_timestamp reference
 }

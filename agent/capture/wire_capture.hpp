@@ -24,8 +24,10 @@
 #include "skewscope/abi/wire_event.h"
 #include "skewscope/parsed.hpp"
 
-struct wire_tc;  // generated skeleton
+struct wire_tc;  // generated skeletons
+struct wire_sockops;
 struct ring_buffer;
+struct bpf_link;
 
 namespace skewscope {
 
@@ -41,6 +43,21 @@ struct WireInterface {
 
 // Parses the comma-separated lists of every --wire-timestamps flag; duplicates are an error.
 Parsed<std::vector<WireInterface>> parse_wire_interfaces(const std::vector<std::string>& specs);
+
+// --wire-cgroup PATH: a cgroup v2 directory whose sockets get the sock_ops TX timestamping send
+// side. Refuses what is not a cgroup v2 directory, and the root cgroup (the whole host).
+std::string check_wire_cgroup(const std::string& path);
+
+// The send side: sock_ops TX timestamping for --wire-cgroup's sockets where the kernel has the
+// callbacks (Linux 6.14), else tc egress on the named interfaces.
+inline constexpr const char* kSendPathSockOps = "sock_ops";
+inline constexpr const char* kSendPathTcEgress = "tc_egress";
+bool kernel_has_tx_timestamping_callbacks();
+
+struct WireOptions {
+  std::vector<WireInterface> interfaces;
+  std::vector<std::string> cgroups;  // --wire-cgroup
+};
 
 struct WireCounters {
   std::uint64_t emitted = 0;
@@ -64,7 +81,7 @@ struct WireAttachment {
 
 class WireCapture {
  public:
-  static std::unique_ptr<WireCapture> open(const std::vector<WireInterface>& interfaces, std::string& error);
+  static std::unique_ptr<WireCapture> open(const WireOptions& options, std::string& error);
   ~WireCapture();
   WireCapture(const WireCapture&) = delete;
   WireCapture& operator=(const WireCapture&) = delete;
@@ -75,6 +92,8 @@ class WireCapture {
   std::string error() const { return error_; }
   const std::vector<WireAttachment>& attachments() const { return attachments_; }
   bool rx_timestamps_held() const { return rx_stamp_socket_ >= 0; }
+  const std::string& send_path() const { return send_path_; }
+  const std::string& send_path_reason() const { return send_path_reason_; }
 
  private:
   WireCapture() = default;
@@ -82,6 +101,10 @@ class WireCapture {
   void detach_all();
 
   wire_tc* skel_ = nullptr;
+  wire_sockops* sockops_ = nullptr;
+  std::vector<bpf_link*> cgroup_links_;  // links: the kernel detaches them if the agent dies
+  std::string send_path_;
+  std::string send_path_reason_;
   ring_buffer* ring_ = nullptr;
   std::vector<skewscope_wire_event>* sink_ = nullptr;
   std::vector<WireAttachment> attachments_;

@@ -19,6 +19,7 @@ static_assert(offsetof(skewscope_wire_event, bytes) == 72);
 static_assert(offsetof(skewscope_wire_event, netns_ino) == 76);
 static_assert(offsetof(skewscope_wire_event, ifindex) == 80);
 static_assert(offsetof(skewscope_wire_event, direction) == 84);
+static_assert(offsetof(skewscope_wire_event, origin) == 85);
 
 const char* wire_reject_name(WireReject r) {
   switch (r) {
@@ -61,6 +62,7 @@ WireDecoded decode_wire(const skewscope_wire_event& e) {
   if (e.hw_ns) w.hardware_ns = static_cast<std::int64_t>(e.hw_ns);
   w.netns_ino = e.netns_ino;
   w.ifindex = e.ifindex;
+  w.hardware_only = e.origin == SKEWSCOPE_WIRE_FROM_SOCKOPS_HW;
   out.wire = w;
   return out;
 }

@@ -20,6 +20,9 @@ struct WireHalf {
   std::optional<std::int64_t> hardware_ns;  // NIC PHC timescale
   std::uint32_t netns_ino = 0;
   std::uint32_t ifindex = 0;
+  // sock_ops hardware stamp: the same byte's software half came separately, so this one counts
+  // at the hardware level only.
+  bool hardware_only = false;
 };
 
 struct WireDecoded {

@@ -59,7 +59,7 @@ struct AgentPlan {
   AgentCoreConfig core;
   std::int64_t capture_grace_ns = 10'000'000'000;
   std::optional<exchange::ExchangeSettings> exchange;
-  std::vector<WireInterface> wire;  // --wire-timestamps
+  WireOptions wire;  // --wire-timestamps, --wire-cgroup
 };
 
 // The exchange's options; its local addresses are those of every namespace this agent's domains
@@ -131,7 +131,12 @@ std::string plan_agent(const AgentOptions& o, AgentPlan& plan) {
   }
   auto wire = parse_wire_interfaces(o.wire_timestamps);
   if (!wire) return wire.error;
-  plan.wire = *wire;
+  plan.wire.interfaces = *wire;
+  for (const auto& path : o.wire_cgroups)
+    if (std::string e = check_wire_cgroup(path); !e.empty()) return e;
+  if (!o.wire_cgroups.empty() && plan.wire.interfaces.empty())
+    return "--wire-cgroup needs --wire-timestamps (the receive side is stamped on the named interfaces)";
+  plan.wire.cgroups = o.wire_cgroups;
   return plan_exchange(o, specs, host, plan);
 }
 
@@ -209,6 +214,9 @@ void add_agent_options(CLI::App& c, AgentOptions& o) {
   c.add_option("--wire-timestamps", o.wire_timestamps,
                "IFACE[@NETNS_PATH][,...]: also stamp TCP segments where they leave and enter these interfaces "
                "(tc clsact; never on interfaces not named); repeatable");
+  c.add_option("--wire-cgroup", o.wire_cgroups,
+               "cgroup v2 directory whose sockets' sends are stamped by the sock_ops TX timestamping callbacks "
+               "(Linux >= 6.14; else tc egress); repeatable");
 }
 
 int run_agent(const AgentOptions& options) {
@@ -272,7 +280,7 @@ int run_agent(const AgentOptions& options) {
   capture = TcpSyscallCapture::open(choices, load_error);
   if (!capture) return runtime_error(load_error);
   core.set_own_endpoint(static_cast<std::uint16_t>(api.port()), own_netns_inode());
-  if (!plan.wire.empty()) {
+  if (!plan.wire.interfaces.empty()) {
     WireRuntimeConfig wire_config{plan.wire, plan.core.window_ns, plan.core.limits, core.estimator().config(),
                                   static_cast<std::uint16_t>(api.port()), own_netns_inode()};
     std::string wire_error;
@@ -313,7 +321,8 @@ int run_agent(const AgentOptions& options) {
             << " programs attached, " << core.domains().size() << " domains" << std::endl;
   if (wire)
     std::cout << "skewscope agent: wire timestamps on " << wire->capture().attachments().size()
-              << " interfaces, send side " << kWireSendPath << ", receive stamps "
+              << " interfaces, send side " << wire->capture().send_path() << " ("
+              << wire->capture().send_path_reason() << "), receive stamps "
               << (wire->capture().rx_timestamps_held() ? "from the kernel (net_timestamp held)" : "by the program")
               << std::endl;
 

@@ -4,7 +4,7 @@
 #include <bpf/libbpf.h>
 #include <linux/bpf.h>
 
-#include "cli/wire_runtime.hpp"
+#include "capture/wire_capture.hpp"
 #include "clocks/phc.hpp"
 
 namespace skewscope {
@@ -33,13 +33,16 @@ void print_wire_doctor(std::ostream& out) {
   out << "  receive side: " << (usable ? "tc ingress" : "unavailable")
       << "; stamp: the kernel's receive stamp (the agent holds the net_timestamp key with one SO_TIMESTAMPING "
          "socket), else the program's own time (counted), and the NIC's hardware stamp when present\n";
-  out << "  send side: " << (usable ? "tc egress (" + std::string(kWireSendPath) + ")" : std::string("unavailable"))
-      << " -- "
-      << (tx_tstamp ? "the sock_ops TX timestamping callbacks exist on this kernel, but this agent does not use "
-                      "them yet: they stamp one byte per sendmsg in attached cgroups, while tc egress stamps "
-                      "every segment on the named interface, keyed like the receive side"
-                    : "the sock_ops TX timestamping callbacks need Linux 6.14")
-      << "\n";
+  out << "  send side: ";
+  if (!usable)
+    out << "unavailable\n";
+  else if (tx_tstamp)
+    out << kSendPathSockOps << " for the sockets of the cgroups named by --wire-cgroup (the TX timestamping "
+        << "callbacks exist on this kernel: the driver's or the NIC's stamp of each sendmsg's last byte); "
+        << kSendPathTcEgress << " on the named interfaces when no --wire-cgroup is given\n";
+  else
+    out << kSendPathTcEgress << " on the named interfaces -- the sock_ops TX timestamping callbacks need Linux 6.14, "
+        << "so --wire-cgroup is not used on this kernel\n";
   const auto phcs = clocks::list_phcs();
   out << "  hardware stamps: used when a named interface's NIC attaches them (its PHC, from ethtool's "
          "timestamping info, is read to map them); PHCs on this machine: "

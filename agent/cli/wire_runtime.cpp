@@ -28,10 +28,10 @@ WireRuntime::WireRuntime(WireRuntimeConfig config, AgentCore& core, std::mutex& 
 std::unique_ptr<WireRuntime> WireRuntime::start(WireRuntimeConfig config, AgentCore& core, std::mutex& core_lock,
                                                 std::string& error) {
   std::unique_ptr<WireRuntime> self(new WireRuntime(std::move(config), core, core_lock));
-  self->capture_ = WireCapture::open(self->config_.interfaces, error);
+  self->capture_ = WireCapture::open(self->config_.capture, error);
   if (!self->capture_) return nullptr;
   self->counts_.enabled = true;
-  self->counts_.send_path = kWireSendPath;
+  self->counts_.send_path = self->capture_->send_path();
   self->counts_.rx_timestamps_held = self->capture_->rx_timestamps_held();
   for (const auto& a : self->capture_->attachments()) {
     self->counts_.interfaces.push_back(
@@ -145,6 +145,20 @@ void WireRuntime::ingest(const std::vector<skewscope_wire_event>& batch) {
     const std::int64_t real = w.skb_realtime_ns ? *w.skb_realtime_ns : mapping.to_realtime(w.half.capture_ns);
     software.domain_ns = simulated.apply(*domain, w.half.capture_ns, real);
     std::optional<Half> hardware;
+    if (w.hardware_only) {
+      // sock_ops: the NIC's stamp of a byte whose software half came on its own.
+      auto phc = phc_of_interface_.find({w.netns_ino, w.ifindex});
+      std::optional<clocks::MappedStamp> mapped;
+      if (w.hardware_ns && phc != phc_of_interface_.end()) mapped = phc_by_index_.at(phc->second).map(*w.hardware_ns);
+      if (!mapped) {
+        ++counts_.hw_unmapped;
+        continue;
+      }
+      software.domain_ns = simulated.apply(*domain, w.half.capture_ns, mapped->system_ns);
+      levels_.note_mapping_uncertainty(mapped->uncertainty_ns);
+      correlator_.add_hardware_only(software, spans);
+      continue;
+    }
     if (w.hardware_ns) {
       auto phc = phc_of_interface_.find({w.netns_ino, w.ifindex});
       std::optional<clocks::MappedStamp> mapped;

@@ -22,16 +22,13 @@
 namespace skewscope {
 
 struct WireRuntimeConfig {
-  std::vector<WireInterface> interfaces;
+  WireOptions capture;  // interfaces (--wire-timestamps) and cgroups (--wire-cgroup)
   std::int64_t window_ns = 30'000'000'000;
   CorrelatorLimits limits;
   estimate::Config estimate;
   std::uint16_t own_port = 0;     // the agent's HTTP port: its own traffic is not traced
   std::uint32_t own_netns = 0;
 };
-
-// The send-side path this build uses, for the log, the status and `skewscope doctor`.
-inline constexpr const char* kWireSendPath = "tc_egress";
 
 class WireRuntime {
  public:

@@ -19,6 +19,12 @@ void WireCorrelator::add(const Half& software, const std::optional<Half>& hardwa
   }
 }
 
+void WireCorrelator::add_hardware_only(const Half& hardware, std::vector<Span>& out) {
+  const std::size_t first = out.size();
+  hardware_.add(hardware, out);
+  tag(out, first, TimestampSource::wire_hardware);
+}
+
 void WireCorrelator::expire(std::int64_t now_ns) {
   software_.expire(now_ns);
   hardware_.expire(now_ns);

@@ -21,6 +21,9 @@ class WireCorrelator {
   // `software`: the half with its software stamp in domain time; `hardware`: the same half with
   // its hardware stamp in domain time, when it has one. Spans come out tagged with their source.
   void add(const Half& software, const std::optional<Half>& hardware, std::vector<Span>& out);
+  // A hardware stamp that came on its own (sock_ops reports the NIC's stamp in a separate
+  // callback from the software one): the hardware level only.
+  void add_hardware_only(const Half& hardware, std::vector<Span>& out);
   void expire(std::int64_t now_ns);
 
   const Correlator& level(TimestampSource s) const { return s == TimestampSource::wire_hardware ? hardware_ : software_; }

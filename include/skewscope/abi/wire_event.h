@@ -16,6 +16,14 @@ enum skewscope_wire_direction {
 	SKEWSCOPE_WIRE_INGRESS = 2, /* enters it: a receive half */
 };
 
+/* Which program stamped a wire half. The sock_ops TX timestamping callbacks stamp one byte per
+ * sendmsg (its last, the kernel's tskey): such a half has seq = tskey and bytes = 1. */
+enum skewscope_wire_origin {
+	SKEWSCOPE_WIRE_FROM_TC = 0,          /* tc ingress/egress: one half per segment */
+	SKEWSCOPE_WIRE_FROM_SOCKOPS_SW = 1,  /* sock_ops, software stamp at the driver (SND_SW) */
+	SKEWSCOPE_WIRE_FROM_SOCKOPS_HW = 2,  /* sock_ops, NIC hardware stamp (SND_HW): hw_ns only */
+};
+
 /* Per-CPU counters of the wire programs (array map index). */
 enum skewscope_wire_counter {
 	SKEWSCOPE_WIRE_CNT_EMITTED = 0,      /* wire halves submitted to the ring buffer */
@@ -44,7 +52,8 @@ struct skewscope_wire_event {
 	__u32 netns_ino;     /* inode of the interface's network namespace */
 	__u32 ifindex;       /* the interface, in that namespace */
 	__u8 direction;      /* enum skewscope_wire_direction */
-	__u8 pad[3];
+	__u8 origin;         /* enum skewscope_wire_origin */
+	__u8 pad[2];
 };
 
 #endif
