@@ -50,4 +50,11 @@ for dir in "a b" "b a"; do
 done
 sys_dt=$(level a b syscall delta_t_min_seconds); wire_dt=$(level a b wire_software delta_t_min_seconds)
 approx_ge "$sys_dt" "$wire_dt" && [ "$wire_dt" != "$sys_dt" ] || fail "wire Δt_min $wire_dt not smaller than syscall's $sys_dt"
+# The sock_ops program hangs on a BPF link: gone with the agent.
+[ "$(bpftool cgroup show "$CG" 2>/dev/null | grep -c wire_sockops || true)" -eq 1 ] ||
+  fail "the sock_ops program is not attached to the test cgroup"
+kill "$AGENT_PID"; wait "$AGENT_PID" || fail "agent exited non-zero"; AGENT_PID=
+attached=$(bpftool cgroup show "$CG" 2>/dev/null | grep -c wire_sockops || true)
+[ "$attached" -eq 0 ] || fail "sock_ops program still attached to the test cgroup after the agent stopped"
+[ "$(bpftool prog show 2>/dev/null | grep -c 'name wire_')" -eq 0 ] || fail "wire programs still loaded"
 echo "wire_sockops: 1 passed, 0 failed"
