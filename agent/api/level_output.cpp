@@ -8,7 +8,9 @@ namespace {
 
 using nlohmann::json;
 
-json seconds(const std::optional<std::int64_t>& ns) { return ns ? json(static_cast<double>(*ns) * 1e-9) : json(nullptr); }
+json seconds(const std::optional<std::int64_t>& ns) {
+  return ns ? json(static_cast<double>(*ns) * 1e-9) : json(nullptr);
+}
 json seconds(const std::optional<double>& ns) { return ns ? json(*ns * 1e-9) : json(nullptr); }
 
 json level_json(TimestampSource source, const PairReport& p, const estimate::PairEstimate* e,
@@ -38,7 +40,8 @@ json level_fields(const AgentReport& r, const PairReport& pair) {
   json levels = json::array();
   levels.push_back(level_json(TimestampSource::syscall, pair, r.estimate_for(pair.key.src, pair.key.dst), 0));
   for (const auto& l : r.wire.pairs)
-    if (l.pair.key == pair.key) levels.push_back(level_json(l.source, l.pair, estimate_of(l), l.mapping_uncertainty_ns));
+    if (l.pair.key == pair.key)
+      levels.push_back(level_json(l.source, l.pair, estimate_of(l), l.mapping_uncertainty_ns));
   const LevelPair* best = best_level(r.wire.pairs, pair.key);
   return {{"timestamp_source", timestamp_source_name(best ? best->source : TimestampSource::syscall)},
           {"levels", levels}};
@@ -55,13 +58,14 @@ json wire_json(const AgentReport& r) {
                           {"hardware_capable", i.hardware_capable}});
   auto level = [](const WireLevelCounters& c) {
     const std::uint64_t settled = c.pairs + c.sends_expired;
-    return json{{"pairs", c.pairs},
-                {"sends", c.sends},
-                {"recvs", c.recvs},
-                {"unpaired_sends", c.sends_expired},
-                {"pending_halves", c.pending},
-                {"pending_table_full", c.dropped_table_full},
-                {"pairing_ratio", settled ? json(static_cast<double>(c.pairs) / static_cast<double>(settled)) : json(nullptr)}};
+    return json{
+        {"pairs", c.pairs},
+        {"sends", c.sends},
+        {"recvs", c.recvs},
+        {"unpaired_sends", c.sends_expired},
+        {"pending_halves", c.pending},
+        {"pending_table_full", c.dropped_table_full},
+        {"pairing_ratio", settled ? json(static_cast<double>(c.pairs) / static_cast<double>(settled)) : json(nullptr)}};
   };
   return {{"send_path", w.send_path},
           {"error", w.error.empty() ? json(nullptr) : json(w.error)},
@@ -69,10 +73,11 @@ json wire_json(const AgentReport& r) {
           {"interfaces", interfaces},
           {"segments", w.segments},
           {"receive_stamps", {{"kernel", w.rx_skb_stamped}, {"program", w.rx_unstamped}, {"hardware", w.hw_stamped}}},
-          {"lost", {{"ring_buffer_full", w.ring_buffer_full},
-                    {"not_parsed", w.not_parsed},
-                    {"malformed_record", w.malformed_records},
-                    {"pending_table_full", w.software.dropped_table_full}}},
+          {"lost",
+           {{"ring_buffer_full", w.ring_buffer_full},
+            {"not_parsed", w.not_parsed},
+            {"malformed_record", w.malformed_records},
+            {"pending_table_full", w.software.dropped_table_full}}},
           {"hardware_unmapped", w.hw_unmapped},
           {"rejected", w.rejected},
           {"outside_domains", w.outside_domains},
@@ -96,7 +101,10 @@ void append_level_metrics(PrometheusWriter& w, const AgentReport& r) {
     return std::array<std::string, 3>{r.name(row.pair->key.src), r.name(row.pair->key.dst),
                                       timestamp_source_name(row.source)};
   };
-#define LEVEL_LABELS(l) {{"src", l[0]}, {"dst", l[1]}, {"timestamp_source", l[2]}}
+#define LEVEL_LABELS(l)                                        \
+  {                                                            \
+    {"src", l[0]}, {"dst", l[1]}, { "timestamp_source", l[2] } \
+  }
   w.family("skewscope_level_spans_total", "counter",
            "TCP spans per timestamp level: syscall (send entry, receive exit), wire_software, wire_hardware.");
   for (const auto& row : rows) {
@@ -148,9 +156,11 @@ void append_level_metrics(PrometheusWriter& w, const AgentReport& r) {
   w.sample("skewscope_wire_receive_stamps_total", {{"stamp", "program"}}, static_cast<double>(x.rx_unstamped));
   w.sample("skewscope_wire_receive_stamps_total", {{"stamp", "hardware"}}, static_cast<double>(x.hw_stamped));
   w.family("skewscope_wire_events_lost_total", "counter", "Wire halves lost or left without a level, by reason.");
-  w.sample("skewscope_wire_events_lost_total", {{"reason", "ring_buffer_full"}}, static_cast<double>(x.ring_buffer_full));
+  w.sample("skewscope_wire_events_lost_total", {{"reason", "ring_buffer_full"}},
+           static_cast<double>(x.ring_buffer_full));
   w.sample("skewscope_wire_events_lost_total", {{"reason", "not_parsed"}}, static_cast<double>(x.not_parsed));
-  w.sample("skewscope_wire_events_lost_total", {{"reason", "malformed_record"}}, static_cast<double>(x.malformed_records));
+  w.sample("skewscope_wire_events_lost_total", {{"reason", "malformed_record"}},
+           static_cast<double>(x.malformed_records));
   w.sample("skewscope_wire_events_lost_total", {{"reason", "pending_table_full"}},
            static_cast<double>(x.software.dropped_table_full));
   w.sample("skewscope_wire_events_lost_total", {{"reason", "hardware_unmapped"}}, static_cast<double>(x.hw_unmapped));

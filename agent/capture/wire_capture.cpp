@@ -5,6 +5,7 @@
 #include <bpf/libbpf.h>
 #include <fcntl.h>
 #include <linux/ethtool.h>
+#include <linux/magic.h>
 #include <linux/net_tstamp.h>
 #include <linux/sockios.h>
 #include <net/if.h>
@@ -14,7 +15,6 @@
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/vfs.h>
-#include <linux/magic.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -126,8 +126,8 @@ std::string attach_side(int ifindex, bpf_tc_attach_point point, int prog_fd, boo
   bpf_tc_opts query = filter_opts(0);
   if (bpf_tc_query(&hook, &query) == 0) {
     if (!is_our_program(query.prog_id))
-      return "tc filter handle 0x5357 priority 0x5357 is used by another program (id " +
-             std::to_string(query.prog_id) + ")";
+      return "tc filter handle 0x5357 priority 0x5357 is used by another program (id " + std::to_string(query.prog_id) +
+             ")";
     bpf_tc_opts old = filter_opts(0);
     bpf_tc_detach(&hook, &old);
     recovered = true;
@@ -316,7 +316,8 @@ std::unique_ptr<WireCapture> WireCapture::open(const WireOptions& options, std::
       return nullptr;  // the destructor detaches what was attached
     }
   }
-  self->ring_ = ring_buffer__new(bpf_map__fd(self->skel_->maps.wire_halves), &WireCapture::on_record, self.get(), nullptr);
+  self->ring_ =
+      ring_buffer__new(bpf_map__fd(self->skel_->maps.wire_halves), &WireCapture::on_record, self.get(), nullptr);
   if (!self->ring_) {
     error = std::string("creating the wire ring buffer reader: ") + std::strerror(errno);
     return nullptr;

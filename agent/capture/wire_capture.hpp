@@ -73,9 +73,9 @@ struct WireAttachment {
   WireInterface iface;
   int ifindex = 0;
   std::uint32_t netns_ino = 0;
-  bool created_qdisc = false;      // the agent added the clsact (and removes it on exit)
-  bool recovered_filters = false;  // filters of a dead agent were found and replaced
-  int phc_index = -1;              // ethtool timestamping info: the NIC's PHC, -1 when none
+  bool created_qdisc = false;         // the agent added the clsact (and removes it on exit)
+  bool recovered_filters = false;     // filters of a dead agent were found and replaced
+  int phc_index = -1;                 // ethtool timestamping info: the NIC's PHC, -1 when none
   std::uint32_t so_timestamping = 0;  // ethtool's SOF_TIMESTAMPING_* capabilities
 };
 

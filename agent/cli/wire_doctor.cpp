@@ -28,7 +28,8 @@ void print_wire_doctor(std::ostream& out) {
   out << "\nwire timestamps (--wire-timestamps IFACE[@NETNS_PATH],...; off by default):\n";
   out << "  " << yes(tc) << "tc (clsact) programs\n";
   out << "  " << yes(kern_ctx) << "bpf_cast_to_kern_ctx kfunc (an interface's network namespace; Linux >= 6.3)\n";
-  out << "  " << yes(tx_tstamp) << "sock_ops TX timestamping callbacks (bpf_sock_ops_enable_tx_tstamp; Linux >= 6.14)\n";
+  out << "  " << yes(tx_tstamp)
+      << "sock_ops TX timestamping callbacks (bpf_sock_ops_enable_tx_tstamp; Linux >= 6.14)\n";
   const bool usable = tc && kern_ctx;
   out << "  receive side: " << (usable ? "tc ingress" : "unavailable")
       << "; stamp: the kernel's receive stamp (the agent holds the net_timestamp key with one SO_TIMESTAMPING "

@@ -26,7 +26,7 @@ struct WireRuntimeConfig {
   std::int64_t window_ns = 30'000'000'000;
   CorrelatorLimits limits;
   estimate::Config estimate;
-  std::uint16_t own_port = 0;     // the agent's HTTP port: its own traffic is not traced
+  std::uint16_t own_port = 0;  // the agent's HTTP port: its own traffic is not traced
   std::uint32_t own_netns = 0;
 };
 
@@ -47,7 +47,7 @@ class WireRuntime {
   WireRuntime(WireRuntimeConfig config, AgentCore& core, std::mutex& core_lock);
   void run();
   void ingest(const std::vector<skewscope_wire_event>& batch);  // under the core's lock
-  void read_phcs();                                              // outside the lock
+  void read_phcs();                                             // outside the lock
 
   WireRuntimeConfig config_;
   AgentCore& core_;
@@ -55,8 +55,8 @@ class WireRuntime {
   std::unique_ptr<WireCapture> capture_;
   WireCorrelator correlator_;
   LevelHealth levels_;
-  WireReport counts_;  // counters only; pairs are filled per report
-  std::map<int, clocks::PhcMapping> phc_by_index_;      // written under the core's lock
+  WireReport counts_;                               // counters only; pairs are filled per report
+  std::map<int, clocks::PhcMapping> phc_by_index_;  // written under the core's lock
   std::map<std::pair<std::uint32_t, std::uint32_t>, int> phc_of_interface_;  // (netns, ifindex) -> PHC
   std::uint64_t losses_seen_ = 0;
   std::atomic<bool> stopping_{false};

@@ -21,7 +21,8 @@ bool PhcMapping::add(const PhcReadingPoint& r) {
     if (r.phc_ns <= last.phc_ns) return false;
     // The offset may move by the rate difference times the gap, plus both readings' brackets.
     const double gap = static_cast<double>(r.phc_ns - last.phc_ns);
-    const double allowed = config_.max_rate_ppm * 1e-6 * gap + static_cast<double>(r.half_bracket_ns + last.half_bracket_ns);
+    const double allowed =
+        config_.max_rate_ppm * 1e-6 * gap + static_cast<double>(r.half_bracket_ns + last.half_bracket_ns);
     if (std::fabs(static_cast<double>(r.offset_ns - last.offset_ns)) > allowed) {
       readings_.clear();  // a step: readings before it describe another timescale
       ++restarts_;
@@ -51,8 +52,7 @@ std::optional<MappedStamp> PhcMapping::map(std::int64_t phc_ns) const {
     a = &*std::prev(after);
     b = &*after;
   }
-  const PhcReadingPoint& nearest =
-      !b || std::llabs(phc_ns - a->phc_ns) <= std::llabs(phc_ns - b->phc_ns) ? *a : *b;
+  const PhcReadingPoint& nearest = !b || std::llabs(phc_ns - a->phc_ns) <= std::llabs(phc_ns - b->phc_ns) ? *a : *b;
   const double distance = std::fabs(static_cast<double>(phc_ns - nearest.phc_ns));
   if (distance > static_cast<double>(config_.max_extrapolation_ns)) return std::nullopt;
   double offset = static_cast<double>(a->offset_ns);

@@ -20,8 +20,8 @@
 namespace skewscope::clocks {
 
 struct PhcReadingPoint {
-  std::int64_t phc_ns = 0;        // PHC time of the reading
-  std::int64_t offset_ns = 0;     // system - PHC at that instant
+  std::int64_t phc_ns = 0;           // PHC time of the reading
+  std::int64_t offset_ns = 0;        // system - PHC at that instant
   std::int64_t half_bracket_ns = 0;  // half the width of the system bracket around the PHC read
 };
 
@@ -31,10 +31,10 @@ PhcReadingPoint reading_from(const PhcOffset& offset, std::int64_t sys_ns);
 std::optional<PhcReadingPoint> reading_from(const PhcSample& sample);
 
 struct PhcMappingConfig {
-  double max_rate_ppm = 500;          // |PHC rate - system rate| assumed before a rate is measured
-  double max_rate_change_ppm = 1;     // how far that rate may wander between readings
+  double max_rate_ppm = 500;                          // |PHC rate - system rate| assumed before a rate is measured
+  double max_rate_change_ppm = 1;                     // how far that rate may wander between readings
   std::int64_t max_extrapolation_ns = 5'000'000'000;  // older readings: no mapping (nullopt)
-  std::size_t keep = 16;              // readings kept
+  std::size_t keep = 16;                              // readings kept
 };
 
 struct MappedStamp {

@@ -26,7 +26,9 @@ class WireCorrelator {
   void add_hardware_only(const Half& hardware, std::vector<Span>& out);
   void expire(std::int64_t now_ns);
 
-  const Correlator& level(TimestampSource s) const { return s == TimestampSource::wire_hardware ? hardware_ : software_; }
+  const Correlator& level(TimestampSource s) const {
+    return s == TimestampSource::wire_hardware ? hardware_ : software_;
+  }
 
  private:
   Correlator software_;

@@ -20,9 +20,9 @@ namespace skewscope {
 
 struct LevelPair {
   TimestampSource source = TimestampSource::wire_software;
-  PairReport pair;                                // this level's window, health and state
+  PairReport pair;                                 // this level's window, health and state
   std::optional<estimate::PairEstimate> estimate;  // bounds widened by mapping_uncertainty_ns
-  std::int64_t mapping_uncertainty_ns = 0;        // hardware: PHC -> system mapping, both ends
+  std::int64_t mapping_uncertainty_ns = 0;         // hardware: PHC -> system mapping, both ends
 };
 
 // What the wire capture did and saw (filled by the agent's wire runtime).
@@ -44,11 +44,11 @@ struct WireLevelCounters {
 
 struct WireReport {
   bool enabled = false;
-  std::string error;         // why the wire capture stopped; empty while it runs
-  std::string send_path;     // "tc_egress" (see `skewscope doctor`)
+  std::string error;                // why the wire capture stopped; empty while it runs
+  std::string send_path;            // "tc_egress" (see `skewscope doctor`)
   bool rx_timestamps_held = false;  // the agent holds the net_timestamp key (receive stamps)
   std::vector<WireInterfaceReport> interfaces;
-  std::uint64_t segments = 0;        // wire halves read
+  std::uint64_t segments = 0;  // wire halves read
   std::uint64_t ring_buffer_full = 0;
   std::uint64_t not_parsed = 0;
   std::uint64_t malformed_records = 0;
@@ -56,7 +56,7 @@ struct WireReport {
   std::uint64_t rx_skb_stamped = 0;  // receives with the kernel's receive stamp
   std::uint64_t rx_unstamped = 0;    // receives stamped by the tc program instead
   std::uint64_t hw_stamped = 0;
-  std::uint64_t hw_unmapped = 0;     // hardware stamps with no PHC mapping: software level only
+  std::uint64_t hw_unmapped = 0;  // hardware stamps with no PHC mapping: software level only
   std::uint64_t outside_domains = 0;
   std::uint64_t own_traffic = 0;
   WireLevelCounters software, hardware;
