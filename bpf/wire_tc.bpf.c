@@ -23,6 +23,18 @@ extern void *bpf_cast_to_kern_ctx(void *obj) __ksym;
 
 char LICENSE[] SEC("license") = "GPL";
 
+/* Set by the agent before load. egress_data: data segments at egress are send halves (off when
+ * the send side is sock_ops). ack_samples: pure ACKs are halves too, keyed by their ack number:
+ * each is a one-way sample from the data's receiver back to its sender, so even a one-way flow
+ * bounds the clock offset from both sides. */
+const volatile __u8 egress_data = 1;
+const volatile __u8 ack_samples = 0;
+
+#define TCP_FLAG_FIN 0x01
+#define TCP_FLAG_SYN 0x02
+#define TCP_FLAG_RST 0x04
+#define TCP_FLAG_ACK 0x10
+
 #include "lib/wire_maps.bpf.h"
 
 struct ipv4_header {
@@ -126,10 +138,17 @@ static __always_inline int on_segment(struct __sk_buff *skb, __u8 direction)
 		return SKEWSCOPE_TC_ACT_OK;
 	}
 	__u32 headers = l4_offset + (tcp.doff_res >> 4) * 4;
-	/* skb->len covers every segment of a GSO/GRO packet: the payload is all of it. Pure ACKs,
-	 * SYNs and FINs without data carry no byte to pair. */
-	if (skb->len <= headers)
+	/* skb->len covers every segment of a GSO/GRO packet: the payload is all of it. SYNs, FINs
+	 * and RSTs without data carry no byte to pair; pure ACKs only as ACK samples. */
+	__u8 origin = SKEWSCOPE_WIRE_FROM_TC;
+	if (skb->len <= headers) {
+		if (!ack_samples || (tcp.flags & (TCP_FLAG_SYN | TCP_FLAG_FIN | TCP_FLAG_RST)) ||
+		    !(tcp.flags & TCP_FLAG_ACK))
+			return SKEWSCOPE_TC_ACT_OK;
+		origin = SKEWSCOPE_WIRE_FROM_TC_ACK;
+	} else if (direction == SKEWSCOPE_WIRE_EGRESS && !egress_data) {
 		return SKEWSCOPE_TC_ACT_OK;
+	}
 
 	__u64 now = bpf_ktime_get_ns();
 	struct skewscope_wire_event *e = bpf_ringbuf_reserve(&wire_halves, sizeof(*e), 0);
@@ -164,13 +183,18 @@ static __always_inline int on_segment(struct __sk_buff *skb, __u8 direction)
 		e->local_port = dport;
 		e->remote_port = sport;
 	}
-	e->seq = bpf_ntohl(tcp.seq);
-	e->bytes = skb->len - headers;
+	if (origin == SKEWSCOPE_WIRE_FROM_TC_ACK) {
+		e->seq = bpf_ntohl(tcp.ack_seq);
+		e->bytes = 1;
+	} else {
+		e->seq = bpf_ntohl(tcp.seq);
+		e->bytes = skb->len - headers;
+	}
 	struct sk_buff *kskb = bpf_cast_to_kern_ctx(skb);
 	e->netns_ino = BPF_CORE_READ(kskb, dev, nd_net.net, ns.inum);
 	e->ifindex = skb->ifindex;
 	e->direction = direction;
-	e->origin = SKEWSCOPE_WIRE_FROM_TC;
+	e->origin = origin;
 	__builtin_memset(e->pad, 0, sizeof(e->pad));
 	__u64 queued = bpf_ringbuf_query(&wire_halves, BPF_RB_AVAIL_DATA);
 	bpf_ringbuf_submit(e, queued >= WIRE_WAKEUP_AT_BYTES ? BPF_RB_FORCE_WAKEUP : BPF_RB_NO_WAKEUP);

@@ -82,7 +82,8 @@ json wire_json(const AgentReport& r) {
           {"rejected", w.rejected},
           {"outside_domains", w.outside_domains},
           {"own_traffic", w.own_traffic},
-          {"levels", {{"wire_software", level(w.software)}, {"wire_hardware", level(w.hardware)}}}};
+          {"levels", {{"wire_software", level(w.software)}, {"wire_hardware", level(w.hardware)}}},
+          {"ack_samples", w.ack_samples ? level(w.acks) : json(nullptr)}};
 }
 
 void append_level_metrics(PrometheusWriter& w, const AgentReport& r) {

@@ -213,11 +213,6 @@ bool read_ts_info(const WireInterface& iface, int& phc_index, std::uint32_t& so_
 std::unique_ptr<WireCapture> WireCapture::open(const WireOptions& options, std::string& error) {
   const auto& interfaces = options.interfaces;
   std::unique_ptr<WireCapture> self(new WireCapture());
-  self->skel_ = wire_tc__open_and_load();
-  if (!self->skel_) {
-    error = std::string("loading BPF object wire_tc: ") + std::strerror(errno);
-    return nullptr;
-  }
   // The send side, decided once: sock_ops where the operator named cgroups and the kernel has
   // the callbacks; tc egress otherwise (and then every named interface gets an egress filter).
   const bool callbacks = kernel_has_tx_timestamping_callbacks();
@@ -229,6 +224,18 @@ std::unique_ptr<WireCapture> WireCapture::open(const WireOptions& options, std::
     self->send_path_reason_ = options.cgroups.empty()
                                   ? "no --wire-cgroup: segments are stamped at tc egress of the named interfaces"
                                   : "the kernel has no sock_ops TX timestamping callbacks (Linux < 6.14)";
+  }
+  // Data segments at egress only with the tc send side; ACK samples leave through egress too.
+  self->skel_ = wire_tc__open();
+  if (!self->skel_) {
+    error = std::string("opening BPF object wire_tc: ") + std::strerror(errno);
+    return nullptr;
+  }
+  self->skel_->rodata->egress_data = self->send_path_ == kSendPathTcEgress ? 1 : 0;
+  self->skel_->rodata->ack_samples = options.ack_samples ? 1 : 0;
+  if (int err = wire_tc__load(self->skel_)) {
+    error = std::string("loading BPF object wire_tc: ") + std::strerror(-err);
+    return nullptr;
   }
   if (self->send_path_ == kSendPathSockOps) {
     self->sockops_ = wire_sockops__open();
@@ -259,7 +266,7 @@ std::unique_ptr<WireCapture> WireCapture::open(const WireOptions& options, std::
       self->cgroup_links_.push_back(link);
     }
   }
-  const bool tc_egress = self->send_path_ == kSendPathTcEgress;
+  const bool tc_egress = self->send_path_ == kSendPathTcEgress || options.ack_samples;
   // The receive stamp: hold the net_timestamp static key for as long as the agent runs.
   self->rx_stamp_socket_ = ::socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
   if (self->rx_stamp_socket_ >= 0) {

@@ -57,6 +57,7 @@ bool kernel_has_tx_timestamping_callbacks();
 struct WireOptions {
   std::vector<WireInterface> interfaces;
   std::vector<std::string> cgroups;  // --wire-cgroup
+  bool ack_samples = false;          // --wire-ack-samples: pure ACKs are reverse one-way samples
 };
 
 struct WireCounters {

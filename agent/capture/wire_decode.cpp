@@ -63,6 +63,7 @@ WireDecoded decode_wire(const skewscope_wire_event& e) {
   w.netns_ino = e.netns_ino;
   w.ifindex = e.ifindex;
   w.hardware_only = e.origin == SKEWSCOPE_WIRE_FROM_SOCKOPS_HW;
+  w.ack_sample = e.origin == SKEWSCOPE_WIRE_FROM_TC_ACK;
   out.wire = w;
   return out;
 }

@@ -23,6 +23,9 @@ struct WireHalf {
   // sock_ops hardware stamp: the same byte's software half came separately, so this one counts
   // at the hardware level only.
   bool hardware_only = false;
+  // A pure ACK (--wire-ack-samples): seq is its acknowledgement number, bytes 1. Its "send" is
+  // where the data's receiver sent it, its "receive" where the data's sender got it back.
+  bool ack_sample = false;
 };
 
 struct WireDecoded {

@@ -137,6 +137,9 @@ std::string plan_agent(const AgentOptions& o, AgentPlan& plan) {
   if (!o.wire_cgroups.empty() && plan.wire.interfaces.empty())
     return "--wire-cgroup needs --wire-timestamps (the receive side is stamped on the named interfaces)";
   plan.wire.cgroups = o.wire_cgroups;
+  if (o.wire_ack_samples && plan.wire.interfaces.empty())
+    return "--wire-ack-samples needs --wire-timestamps (ACKs are stamped on the named interfaces)";
+  plan.wire.ack_samples = o.wire_ack_samples;
   return plan_exchange(o, specs, host, plan);
 }
 
@@ -217,6 +220,9 @@ void add_agent_options(CLI::App& c, AgentOptions& o) {
   c.add_option("--wire-cgroup", o.wire_cgroups,
                "cgroup v2 directory whose sockets' sends are stamped by the sock_ops TX timestamping callbacks "
                "(Linux >= 6.14; else tc egress); repeatable");
+  c.add_flag("--wire-ack-samples", o.wire_ack_samples,
+             "with --wire-timestamps: pair pure TCP ACKs too (by ack number), so even a one-way flow bounds the "
+             "clock offset from both sides");
 }
 
 int run_agent(const AgentOptions& options) {

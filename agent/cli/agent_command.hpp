@@ -35,6 +35,7 @@ struct AgentOptions {
   std::string exchange_sample = "1/1";
   std::vector<std::string> wire_timestamps;  // IFACE[@NETNS_PATH],...: wire-level stamps; empty: off
   std::vector<std::string> wire_cgroups;     // sock_ops send side for these cgroups' sockets
+  bool wire_ack_samples = false;             // pure ACKs as reverse one-way samples
 };
 
 void add_agent_options(CLI::App& command, AgentOptions& options);

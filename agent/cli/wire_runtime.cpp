@@ -94,7 +94,8 @@ void WireRuntime::run() {
     counts_.hw_stamped = counters.hw_stamped;
     // Wire halves lost mark the wire levels' windows incomplete, as syscall losses do theirs.
     const std::uint64_t lost = counters.ringbuf_full + counters.malformed_records +
-                               correlator_.level(TimestampSource::wire_software).counters().dropped_table_full;
+                               correlator_.level(TimestampSource::wire_software).counters().dropped_table_full +
+                               correlator_.acks().counters().dropped_table_full;
     if (lost > losses_seen_) levels_.add_losses(now, lost - losses_seen_);
     losses_seen_ = lost;
     if (now - last_tick >= 100'000'000) {
@@ -145,6 +146,10 @@ void WireRuntime::ingest(const std::vector<skewscope_wire_event>& batch) {
     const std::int64_t real = w.skb_realtime_ns ? *w.skb_realtime_ns : mapping.to_realtime(w.half.capture_ns);
     software.domain_ns = simulated.apply(*domain, w.half.capture_ns, real);
     std::optional<Half> hardware;
+    if (w.ack_sample) {
+      correlator_.add_ack(software, spans);
+      continue;
+    }
     if (w.hardware_only) {
       // sock_ops: the NIC's stamp of a byte whose software half came on its own.
       auto phc = phc_of_interface_.find({w.netns_ino, w.ifindex});
@@ -191,6 +196,8 @@ void WireRuntime::fill(AgentReport& r, std::int64_t now_ns) const {
   };
   r.wire.software = level_counts(correlator_.level(TimestampSource::wire_software));
   r.wire.hardware = level_counts(correlator_.level(TimestampSource::wire_hardware));
+  r.wire.ack_samples = config_.capture.ack_samples;
+  r.wire.acks = level_counts(correlator_.acks());
   r.wire.pairs = levels_.report(now_ns, r.health.capture_up && !failed_);
   apply_best_levels(r.health, r.wire.pairs);
 }

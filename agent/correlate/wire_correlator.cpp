@@ -25,7 +25,14 @@ void WireCorrelator::add_hardware_only(const Half& hardware, std::vector<Span>& 
   tag(out, first, TimestampSource::wire_hardware);
 }
 
+void WireCorrelator::add_ack(const Half& ack, std::vector<Span>& out) {
+  const std::size_t first = out.size();
+  acks_.add(ack, out);
+  tag(out, first, TimestampSource::wire_software);
+}
+
 void WireCorrelator::expire(std::int64_t now_ns) {
+  acks_.expire(now_ns);
   software_.expire(now_ns);
   hardware_.expire(now_ns);
 }

@@ -16,7 +16,7 @@ namespace skewscope {
 
 class WireCorrelator {
  public:
-  explicit WireCorrelator(CorrelatorLimits limits = {}) : software_(limits), hardware_(limits) {}
+  explicit WireCorrelator(CorrelatorLimits limits = {}) : software_(limits), hardware_(limits), acks_(limits) {}
 
   // `software`: the half with its software stamp in domain time; `hardware`: the same half with
   // its hardware stamp in domain time, when it has one. Spans come out tagged with their source.
@@ -24,7 +24,12 @@ class WireCorrelator {
   // A hardware stamp that came on its own (sock_ops reports the NIC's stamp in a separate
   // callback from the software one): the hardware level only.
   void add_hardware_only(const Half& hardware, std::vector<Span>& out);
+  // A pure ACK, keyed by (its directed 4-tuple, ack number): its own correlator, since ack
+  // numbers live in the other direction's sequence space and would mispair with data keys. Its
+  // spans are software wire spans of the direction the ACK travelled.
+  void add_ack(const Half& ack, std::vector<Span>& out);
   void expire(std::int64_t now_ns);
+  const Correlator& acks() const { return acks_; }
 
   const Correlator& level(TimestampSource s) const {
     return s == TimestampSource::wire_hardware ? hardware_ : software_;
@@ -33,6 +38,7 @@ class WireCorrelator {
  private:
   Correlator software_;
   Correlator hardware_;
+  Correlator acks_;
 };
 
 }  // namespace skewscope

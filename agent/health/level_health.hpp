@@ -60,6 +60,8 @@ struct WireReport {
   std::uint64_t outside_domains = 0;
   std::uint64_t own_traffic = 0;
   WireLevelCounters software, hardware;
+  bool ack_samples = false;  // --wire-ack-samples
+  WireLevelCounters acks;    // ACK halves and the reverse samples they paired into
   std::vector<LevelPair> pairs;
 };
 

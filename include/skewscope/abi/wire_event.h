@@ -22,6 +22,8 @@ enum skewscope_wire_origin {
 	SKEWSCOPE_WIRE_FROM_TC = 0,          /* tc ingress/egress: one half per segment */
 	SKEWSCOPE_WIRE_FROM_SOCKOPS_SW = 1,  /* sock_ops, software stamp at the driver (SND_SW) */
 	SKEWSCOPE_WIRE_FROM_SOCKOPS_HW = 2,  /* sock_ops, NIC hardware stamp (SND_HW): hw_ns only */
+	SKEWSCOPE_WIRE_FROM_TC_ACK = 3,      /* tc, a pure ACK: seq = its acknowledgement number,
+	                                      * bytes = 1, sent by its receiver back to the data's sender */
 };
 
 /* Per-CPU counters of the wire programs (array map index). */
