@@ -4,7 +4,8 @@
 # for comparison, of the syscall programs, under request/response and streaming traffic between
 # two lab hosts. Prints one line per program: runs, mean ns per run.
 #
-#   bench/wire/cost.sh [tc|sockops]     default tc (send side tc egress); sockops: --wire-cgroup
+#   bench/wire/cost.sh [tc|sockops|acks]   default tc (send side tc egress); sockops: --wire-cgroup;
+#                                          acks: tc with --wire-ack-samples
 set -euo pipefail
 SOURCE=$(cd "$(dirname "$0")/../.." && pwd)
 BUILD=${SKEWSCOPE_BUILD:-$SOURCE/build}
@@ -22,6 +23,7 @@ trap cleanup EXIT
 "$LAB" up "$NAME" 2 >/dev/null
 extra=()
 run_in() { ip netns exec "$NAME-h$1" "${@:2}"; }
+[ "$MODE" = acks ] && extra=(--wire-ack-samples)
 if [ "$MODE" = sockops ]; then
   CG=$(awk '$3 == "cgroup2" { print $2; exit }' /proc/mounts)/skewscope-wcost-$$
   mkdir "$CG"
@@ -54,7 +56,7 @@ run_in 1 "$TRAFFIC" tcp-source --connect $B:7001 --write-sizes 1448 --duration 4
 sleep 1
 cat "$WORK/ping.out" "$WORK/source.out"
 port=$(sed -n 's/.*listening on 127\.0\.0\.1:\([0-9]*\).*/\1/p' "$WORK/agent.log")
-"$SKEWSCOPE" status --agent "http://127.0.0.1:$port" --json | jq -c '.wire | {send_path, segments, levels: .levels.wire_software}' || true
+"$SKEWSCOPE" status --agent "http://127.0.0.1:$port" --json | jq -c '.wire | {send_path, segments, levels: .levels.wire_software, ack_samples}' || true
 # Only this agent's programs: those loaded after it started (other agents may run on the machine).
 bpftool prog show -j | python3 -c '
 import json, sys
