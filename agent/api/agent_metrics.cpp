@@ -4,6 +4,7 @@
 
 #include <map>
 
+#include "api/level_output.hpp"
 #include "api/process_metrics.hpp"
 #include "api/prometheus_writer.hpp"
 #include "clocks/render.hpp"
@@ -249,6 +250,7 @@ std::string render_agent_metrics(const AgentReport& r, const std::string& versio
 
   if (r.exchange) append_exchange_metrics(w, *r.exchange);
   if (r.payload) append_payload_metrics(w, *r.payload);
+  append_level_metrics(w, r);
 
   w.family("skewscope_build_info", "gauge", "Build information; always 1.");
   w.sample("skewscope_build_info", {{"version", version}}, 1);

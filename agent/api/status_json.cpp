@@ -2,6 +2,7 @@
 
 #include "api/payload_output.hpp"
 
+#include "api/level_output.hpp"
 #include "clocks/render.hpp"
 #include "estimate/json.hpp"
 
@@ -82,6 +83,7 @@ nlohmann::json status_json(const AgentReport& r) {
       fields.erase("dst");
       pairs.back().update(fields);  // offset_seconds, offset_bound_seconds, delta_t_min_seconds, ...
     }
+    pairs.back().update(level_fields(r, p));  // timestamp_source, levels
   }
   json domains = json::object();
   for (std::size_t i = 0; i < r.domain_clocks.size() && i < r.domain_names.size(); ++i) {
@@ -122,7 +124,8 @@ nlohmann::json status_json(const AgentReport& r) {
           {"triangles", estimate::to_json(r.triangles, name)},
           {"estimate", estimate::to_json(r.estimate_counters)},
           {"exchange", r.exchange ? exchange_json(*r.exchange) : json(nullptr)},
-          {"payload", r.payload ? payload_json(*r.payload) : json(nullptr)}};
+          {"payload", r.payload ? payload_json(*r.payload) : json(nullptr)},
+          {"wire", wire_json(r)}};
 }
 
 }  // namespace skewscope

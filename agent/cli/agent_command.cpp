@@ -24,6 +24,7 @@
 #include "cli/listen_address.hpp"
 #include "cli/option_checks.hpp"
 #include "cli/payload_loop.hpp"
+#include "cli/wire_runtime.hpp"
 #include "domains/duration.hpp"
 #include "exchange/kafka_exchange.hpp"
 #include "skewscope/version.hpp"
@@ -61,6 +62,7 @@ struct AgentPlan {
   std::int64_t capture_grace_ns = 10'000'000'000;
   std::optional<exchange::ExchangeSettings> exchange;
   PayloadSettings payload;
+  WireOptions wire;  // --wire-timestamps, --wire-cgroup
 };
 
 std::string plan_payload(const AgentOptions& o, AgentPlan& plan) {
@@ -147,6 +149,17 @@ std::string plan_agent(const AgentOptions& o, AgentPlan& plan) {
     plan.simulations.push_back(*sim);
   }
   if (std::string e = plan_payload(o, plan); !e.empty()) return e;
+  auto wire = parse_wire_interfaces(o.wire_timestamps);
+  if (!wire) return wire.error;
+  plan.wire.interfaces = *wire;
+  for (const auto& path : o.wire_cgroups)
+    if (std::string e = check_wire_cgroup(path); !e.empty()) return e;
+  if (!o.wire_cgroups.empty() && plan.wire.interfaces.empty())
+    return "--wire-cgroup needs --wire-timestamps (the receive side is stamped on the named interfaces)";
+  plan.wire.cgroups = o.wire_cgroups;
+  if (o.wire_ack_samples && plan.wire.interfaces.empty())
+    return "--wire-ack-samples needs --wire-timestamps (ACKs are stamped on the named interfaces)";
+  plan.wire.ack_samples = o.wire_ack_samples;
   return plan_exchange(o, specs, host, plan);
 }
 
@@ -228,6 +241,15 @@ void add_agent_options(CLI::App& c, AgentOptions& o) {
   c.add_option("--payload-port", o.payload_ports, "kafka=PORT or zmtp=PORT: sockets on this port are that protocol; repeatable");
   c.add_option("--payload-detect", o.payload_detect, "auto (first bytes, then ports) or ports (only --payload-port)")
       ->capture_default_str();
+  c.add_option("--wire-timestamps", o.wire_timestamps,
+               "IFACE[@NETNS_PATH][,...]: also stamp TCP segments where they leave and enter these interfaces "
+               "(tc clsact; never on interfaces not named); repeatable");
+  c.add_option("--wire-cgroup", o.wire_cgroups,
+               "cgroup v2 directory whose sockets' sends are stamped by the sock_ops TX timestamping callbacks "
+               "(Linux >= 6.14; else tc egress); repeatable");
+  c.add_flag("--wire-ack-samples", o.wire_ack_samples,
+             "with --wire-timestamps: pair pure TCP ACKs too (by ack number), so even a one-way flow bounds the "
+             "clock offset from both sides");
 }
 
 int run_agent(const AgentOptions& options) {
@@ -267,11 +289,14 @@ int run_agent(const AgentOptions& options) {
   // The HTTP thread reads only the core (the source's counters are copied into it by the capture
   // thread), so the capture can be destroyed while the server still answers.
   std::unique_ptr<TcpSyscallCapture> capture;
+  std::unique_ptr<WireRuntime> wire;  // --wire-timestamps
   HttpApi api(
       [&] {
         clocks::ClockSnapshot clock_snapshot = clock_monitor.snapshot();
         std::lock_guard guard(core_lock);
-        AgentReport report = core.report(monotonic_now_ns());
+        const std::int64_t now = monotonic_now_ns();
+        AgentReport report = core.report(now);
+        if (wire) wire->fill(report, now);
         report.clocks = std::move(clock_snapshot);
         if (kafka && report.exchange) kafka->fill(*report.exchange);
         return report;
@@ -294,6 +319,13 @@ int run_agent(const AgentOptions& options) {
     core.enable_payload(plan.payload.max_bytes, MessagePairingLimits{});
   }
   core.set_own_endpoint(static_cast<std::uint16_t>(api.port()), own_netns_inode());
+  if (!plan.wire.interfaces.empty()) {
+    WireRuntimeConfig wire_config{plan.wire, plan.core.window_ns, plan.core.limits, core.estimator().config(),
+                                  static_cast<std::uint16_t>(api.port()), own_netns_inode()};
+    std::string wire_error;
+    wire = WireRuntime::start(std::move(wire_config), core, core_lock, wire_error);
+    if (!wire) return runtime_error("--wire-timestamps: " + wire_error);
+  }
 
   std::atomic<bool> stopping{false};
   std::atomic<bool> capture_failed{false};
@@ -331,6 +363,12 @@ int run_agent(const AgentOptions& options) {
   std::cout << "skewscope agent " << kVersion << ": listening on " << plan.listen.host << ":" << api.port()
             << ", control socket " << options.control_socket << ", " << capture->attached().size()
             << " programs attached, " << core.domains().size() << " domains" << std::endl;
+  if (wire)
+    std::cout << "skewscope agent: wire timestamps on " << wire->capture().attachments().size()
+              << " interfaces, send side " << wire->capture().send_path() << " ("
+              << wire->capture().send_path_reason() << "), receive stamps "
+              << (wire->capture().rx_timestamps_held() ? "from the kernel (net_timestamp held)" : "by the program")
+              << std::endl;
 
   // Run until a stop signal, or until the capture has been dead for the grace period: long enough
   // for a scrape to see it (capture_up 0, every pair unknown), short enough that the service
@@ -350,6 +388,7 @@ int run_agent(const AgentOptions& options) {
     payload_reader.reset();
     const std::int64_t detach_start = monotonic_now_ns();
     capture.reset();
+    if (wire) wire->stop();
     if (kafka) kafka->stop();
     std::cerr << "skewscope agent: BPF programs detached in "
               << format_duration_ns((monotonic_now_ns() - detach_start) / 1'000'000 * 1'000'000) << std::endl;

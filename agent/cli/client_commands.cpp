@@ -1,3 +1,4 @@
+#include "cli/wire_doctor.hpp"
 #include "cli/client_commands.hpp"
 #include "cli/status_merge.hpp"
 #include "cli/status_table.hpp"
@@ -194,6 +195,7 @@ int run_doctor() {
   std::cout << "\n" << chosen << " of " << choices.size() << " programs usable\n";
   std::string variant = chosen_variant(choices);
   std::cout << "fd -> socket walk: " << (variant.empty() ? "none" : variant) << "\n";
+  print_wire_doctor(std::cout);
   return variant.empty() ? 1 : 0;  // without an entry program nothing is captured
 }
 

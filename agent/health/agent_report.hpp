@@ -18,6 +18,7 @@
 #include "estimate/triangles.hpp"
 #include "exchange/exchange_report.hpp"
 #include "health/health_tracker.hpp"
+#include "health/level_health.hpp"
 
 namespace skewscope {
 
@@ -81,6 +82,7 @@ struct AgentReport {
   std::vector<DomainClock> domain_clocks;  // indexed by DomainId
   std::optional<exchange::ExchangeReport> exchange;  // only with --exchange
   std::optional<PayloadReport> payload;  // only with --payload-bytes
+  WireReport wire;  // --wire-timestamps: the wire levels of each pair (enabled false without it)
 
   const std::string& name(DomainId id) const { return domain_names.at(id); }
   const estimate::PairEstimate* estimate_for(DomainId src, DomainId dst) const {

@@ -22,6 +22,20 @@ inline const char* transport_name(Transport t) {
   return "unknown";
 }
 
+// Where a span's two timestamps were taken: at the syscalls (send entry, receive exit), or where
+// the segment left and entered the hosts' network interfaces, stamped by software (tc programs,
+// the kernel's receive stamp) or by the NICs' hardware clocks mapped to the system clock.
+enum class TimestampSource : std::uint8_t { syscall, wire_software, wire_hardware };
+
+inline const char* timestamp_source_name(TimestampSource s) {
+  switch (s) {
+    case TimestampSource::syscall: return "syscall";
+    case TimestampSource::wire_software: return "wire_software";
+    case TimestampSource::wire_hardware: return "wire_hardware";
+  }
+  return "syscall";
+}
+
 // Small dense id for a domain; names live in the DomainRegistry.
 using DomainId = std::uint16_t;
 
@@ -33,6 +47,7 @@ struct Span {
   std::int64_t recv_ns = 0;     // receive time, in the receiver's domain clock
   std::int64_t capture_ns = 0;  // CLOCK_MONOTONIC of the receive: orders spans and ages windows
   std::uint32_t bytes = 0;      // bytes of the send
+  TimestampSource timestamp_source = TimestampSource::syscall;
 
   // Saturated: two timestamps far apart (a hostile simulated offset) must not wrap into a span
   // of the wrong sign. Symmetric (never INT64_MIN) so that callers may negate it.

@@ -1,0 +1,27 @@
+/* The maps every wire-level program writes: one ring buffer and one set of per-CPU counters. The
+ * tc and sock_ops objects declare them alike; the agent loads the sock_ops object with the tc
+ * object's maps (bpf_map__reuse_fd), so one reader sees both. */
+#pragma once
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, SKEWSCOPE_WIRE_CNT__COUNT);
+	__type(key, __u32);
+	__type(value, __u64);
+} wire_counters SEC(".maps");
+
+#define WIRE_RINGBUF_BYTES (8 * 1024 * 1024)
+struct {
+	__uint(type, BPF_MAP_TYPE_RINGBUF);
+	__uint(max_entries, WIRE_RINGBUF_BYTES);
+} wire_halves SEC(".maps");
+
+/* As in tcp_syscalls.bpf.c: the agent polls, so the reader is only woken when the ring fills. */
+#define WIRE_WAKEUP_AT_BYTES (WIRE_RINGBUF_BYTES / 4)
+
+static __always_inline void count(__u32 which)
+{
+	__u64 *value = bpf_map_lookup_elem(&wire_counters, &which);
+	if (value)
+		*value += 1;
+}
