@@ -35,6 +35,13 @@ struct pt_regs { unsigned long regs[31], sp, pc, pstate; };
  * kernel_types declarations (libbpf matches "task_struct___rdma" against task_struct). */
 struct nsproxy___rdma { struct net *net_ns; } __attribute__((preserve_access_index));
 struct task_struct___rdma { struct nsproxy___rdma *nsproxy; } __attribute__((preserve_access_index));
+struct inode___rdma { unsigned long i_ino; } __attribute__((preserve_access_index));
+struct file___rdma { struct inode___rdma *f_inode; } __attribute__((preserve_access_index));
+struct vm_area_struct___rdma {
+	unsigned long vm_start;
+	unsigned long vm_pgoff;
+	struct file___rdma *vm_file;
+} __attribute__((preserve_access_index));
 
 /* rdma-core 44 user-space layouts (infiniband/verbs.h; stable ABI of libibverbs.so.1). */
 #define QP_CONTEXT 0
@@ -83,7 +90,20 @@ struct {
 } rdma_counters SEC(".maps");
 
 struct qp_key { __u32 tgid; __u32 qpn; };
-struct qp_ordinals { __u64 sent; __u64 received; };
+/* A QP is tracked only when, at its RTR, the provider's post_send and poll_cq were already
+ * probed: then no message of the connection can pass unseen, and ordinals agree on both sides.
+ * A QP connected before that (or before the agent started) is counted, never numbered. */
+struct qp_ordinals { __u64 sent; __u64 received; __u64 tracked; };
+
+/* (inode, file offset) of provider functions the agent has probed: written by the agent after
+ * each attach, read at RTR. */
+struct armed_key { __u64 inode; __u64 offset; };
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 1024);
+	__type(key, struct armed_key);
+	__type(value, __u8);
+} armed_functions SEC(".maps");
 
 /* LRU: a process that exits without destroying its QPs must not fill the table for good. */
 struct {
@@ -136,22 +156,43 @@ static __always_inline void submit(struct skewscope_rdma_event *e)
 	count(SKEWSCOPE_RDMA_CNT_EMITTED, 1);
 }
 
+/* The QP's numbering, or null (counted) when it is not tracked. */
 static __always_inline struct qp_ordinals *ordinals(__u32 qpn)
 {
 	struct qp_key key = {.tgid = bpf_get_current_pid_tgid() >> 32, .qpn = qpn};
 	struct qp_ordinals *o = bpf_map_lookup_elem(&qp_ordinals, &key);
-	if (o)
+	if (o && o->tracked)
 		return o;
-	struct qp_ordinals zero = {};
-	bpf_map_update_elem(&qp_ordinals, &key, &zero, BPF_NOEXIST);
-	return bpf_map_lookup_elem(&qp_ordinals, &key);
+	count(SKEWSCOPE_RDMA_CNT_UNTRACKED, 1);
+	return 0;
 }
 
-static __always_inline void restart_ordinals(__u32 qpn)
+static __always_inline void restart_ordinals(__u32 qpn, __u64 tracked)
 {
 	struct qp_key key = {.tgid = bpf_get_current_pid_tgid() >> 32, .qpn = qpn};
-	struct qp_ordinals zero = {};
-	bpf_map_update_elem(&qp_ordinals, &key, &zero, BPF_ANY);
+	struct qp_ordinals fresh = {.tracked = tracked};
+	bpf_map_update_elem(&qp_ordinals, &key, &fresh, BPF_ANY);
+}
+
+struct vma_lookup { __u64 address; struct armed_key key; };
+
+static long vma_file_offset(struct task_struct *task, struct vm_area_struct___rdma *vma, struct vma_lookup *l)
+{
+	struct file___rdma *file = BPF_CORE_READ(vma, vm_file);
+	if (!file)
+		return 0;
+	l->key.inode = BPF_CORE_READ(file, f_inode, i_ino);
+	l->key.offset = l->address - BPF_CORE_READ(vma, vm_start) + ((__u64)BPF_CORE_READ(vma, vm_pgoff) << 12);
+	return 0;
+}
+
+/* Is the function at this address of the current process probed already? */
+static __always_inline bool armed(__u64 address)
+{
+	struct vma_lookup l = {.address = address};
+	if (!address || bpf_find_vma((void *)bpf_get_current_task_btf(), address, vma_file_offset, &l, 0) != 0 || !l.key.inode)
+		return false;
+	return bpf_map_lookup_elem(&armed_functions, &l.key) != 0;
 }
 
 /* The provider's data-path functions, read from the context's legacy ops table (libibverbs
@@ -186,7 +227,7 @@ int rdma_create_qp_ret(struct pt_regs *ctx)
 		return 0;
 	bpf_probe_read_user(&context, 8, (void *)(qp + QP_CONTEXT));
 	bpf_probe_read_user(&qpn, 4, (void *)(qp + QP_NUM));
-	restart_ordinals(qpn);
+	restart_ordinals(qpn, 0); /* numbered from its RTR on */
 	report_functions(SKEWSCOPE_RDMA_QP_CREATED, context, qpn);
 	return 0;
 }
@@ -202,12 +243,19 @@ int rdma_modify_qp(struct pt_regs *ctx)
 	bpf_probe_read_user(&state, 4, (void *)attr);
 	if (state != QPS_RTR)
 		return 0;
+	__u64 context = 0, post_send = 0, poll_cq = 0;
 	bpf_probe_read_user(&qpn, 4, (void *)(qp + QP_NUM));
-	restart_ordinals(qpn); /* a new connection: its first message is ordinal 0 on both sides */
+	bpf_probe_read_user(&context, 8, (void *)(qp + QP_CONTEXT));
+	bpf_probe_read_user(&post_send, 8, (void *)(context + CTX_OPS_POST_SEND));
+	bpf_probe_read_user(&poll_cq, 8, (void *)(context + CTX_OPS_POLL_CQ));
+	const bool tracked = armed(post_send) && armed(poll_cq);
+	/* A new connection: its first message is ordinal 0 on both sides. */
+	restart_ordinals(qpn, tracked);
 	struct skewscope_rdma_event *e = reserve(SKEWSCOPE_RDMA_CONNECT, bpf_ktime_get_ns());
 	if (!e)
 		return 0;
 	e->qpn = qpn;
+	e->opcode = tracked;
 	bpf_probe_read_user(&e->peer_qpn, 4, (void *)(attr + ATTR_DEST_QPN));
 	bpf_probe_read_user(e->gid, 16, (void *)(attr + ATTR_DGID));
 	submit(e);

@@ -1,4 +1,5 @@
 #include "api/status_json.hpp"
+#include "api/rdma_json.hpp"
 
 #include "clocks/render.hpp"
 #include "estimate/json.hpp"
@@ -119,7 +120,8 @@ nlohmann::json status_json(const AgentReport& r) {
           {"clocks", {{"host", clocks::to_json(r.clocks)}, {"domains", domains}}},
           {"triangles", estimate::to_json(r.triangles, name)},
           {"estimate", estimate::to_json(r.estimate_counters)},
-          {"exchange", r.exchange ? exchange_json(*r.exchange) : json(nullptr)}};
+          {"exchange", r.exchange ? exchange_json(*r.exchange) : json(nullptr)},
+          {"rdma", r.rdma ? rdma_json(*r.rdma) : json(nullptr)}};
 }
 
 }  // namespace skewscope

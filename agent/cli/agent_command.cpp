@@ -14,6 +14,7 @@
 
 #include "api/control_socket.hpp"
 #include "api/http_api.hpp"
+#include "capture/rdma_capture.hpp"
 #include "capture/tcp_syscall_capture.hpp"
 #include "capture/tracefs.hpp"
 #include "cli/agent_core.hpp"
@@ -22,6 +23,7 @@
 #include "clocks/clock_monitor.hpp"
 #include "cli/listen_address.hpp"
 #include "cli/option_checks.hpp"
+#include "cli/rdma_loop.hpp"
 #include "domains/duration.hpp"
 #include "exchange/kafka_exchange.hpp"
 #include "skewscope/version.hpp"
@@ -201,6 +203,7 @@ void add_agent_options(CLI::App& c, AgentOptions& o) {
   c.add_option("--exchange-group", o.exchange_group, "consumer group of the agents")->capture_default_str();
   c.add_option("--exchange-sample", o.exchange_sample, "1/N: ship 1 connection in N, by canonical 4-tuple hash")
       ->capture_default_str();
+  c.add_flag("--rdma", o.rdma, "capture RDMA verbs (RC SEND/RECV) with uprobes in libibverbs and its providers");
 }
 
 int run_agent(const AgentOptions& options) {
@@ -261,6 +264,11 @@ int run_agent(const AgentOptions& options) {
   capture = TcpSyscallCapture::open(choices, load_error);
   if (!capture) return runtime_error(load_error);
   core.set_own_endpoint(static_cast<std::uint16_t>(api.port()), own_netns_inode());
+  std::unique_ptr<RdmaCapture> rdma;
+  if (options.rdma) {
+    rdma = RdmaCapture::open([](const std::string& line) { std::cerr << "skewscope agent: " << line << std::endl; }, load_error);
+    if (!rdma) return runtime_error("--rdma: " + load_error);
+  }
 
   std::atomic<bool> stopping{false};
   std::atomic<bool> capture_failed{false};
@@ -268,6 +276,14 @@ int run_agent(const AgentOptions& options) {
     CaptureLoopEnd end = run_capture_loop(*capture, core, core_lock, stopping, TcpSyscallCapture::kMaxBatch);
     if (!end.failed) return;
     std::cerr << "skewscope agent: capture failed: " << end.error << "; every pair is now unknown; exiting in "
+              << format_duration_ns(plan.capture_grace_ns) << std::endl;
+    capture_failed = true;
+  });
+  std::thread rdma_thread([&] {
+    if (!rdma) return;
+    std::string error = run_rdma_loop(*rdma, core, core_lock, stopping);
+    if (error.empty()) return;
+    std::cerr << "skewscope agent: RDMA capture failed: " << error << "; exiting in "
               << format_duration_ns(plan.capture_grace_ns) << std::endl;
     capture_failed = true;
   });
@@ -308,8 +324,10 @@ int run_agent(const AgentOptions& options) {
   std::thread teardown([&] {
     stopping = true;
     capture_thread.join();
+    rdma_thread.join();
     const std::int64_t detach_start = monotonic_now_ns();
     capture.reset();
+    rdma.reset();
     if (kafka) kafka->stop();
     std::cerr << "skewscope agent: BPF programs detached in "
               << format_duration_ns((monotonic_now_ns() - detach_start) / 1'000'000 * 1'000'000) << std::endl;

@@ -33,6 +33,7 @@ struct AgentOptions {
   std::string exchange_topic = "skewscope.halves.v1";
   std::string exchange_group = "skewscope";
   std::string exchange_sample = "1/1";
+  bool rdma = false;  // RDMA verbs halves from uprobes in libibverbs and its providers
 };
 
 void add_agent_options(CLI::App& command, AgentOptions& options);

@@ -48,6 +48,10 @@ void AgentCore::ingest(const std::vector<skewscope_half_event>& batch) {
     if (exchange_ && exchange_->divert(half, half.domain_ns - clock_mapping_.to_realtime(half.capture_ns))) continue;
     correlator_.add(half, spans_);
   }
+  add_spans_to_health();
+}
+
+void AgentCore::add_spans_to_health() {
   // Both ends' bounds: every domain here shares the host's clock sources.
   std::optional<std::int64_t> pair_bound;
   if (clock_bound_ns_) pair_bound = sat_mul(2, *clock_bound_ns_);
@@ -61,6 +65,7 @@ void AgentCore::ingest(const std::vector<skewscope_half_event>& batch) {
 
 void AgentCore::tick(std::int64_t now_ns) {
   correlator_.expire(now_ns);
+  rdma_.expire(now_ns);
   // The estimator's evaluation costs tens of microseconds per pair: once a second is enough.
   const bool estimate = now_ns - last_estimate_tick_ns_ >= 1'000'000'000;
   if (estimate) {
@@ -107,6 +112,8 @@ AgentReport AgentCore::report(std::int64_t now_ns, const SourceCounters& source)
     it->count += origin.count;
   }
   r.capture_error = capture_error_;
+  if (rdma_source_)
+    r.rdma = RdmaReport{*rdma_source_, rdma_.counters(), rdma_outside_domains_, rdma_.pending_sends(), rdma_.pending_recvs()};
   r.ingest = ingest_;
   r.correlator = correlator_.counters();
   r.pending_sends = correlator_.pending_sends();

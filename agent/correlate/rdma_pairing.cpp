@@ -19,9 +19,14 @@ void RdmaPairing::retire(const RdmaEndpoint& local) {
   drop(recvs_);
 }
 
-void RdmaPairing::connect(const RdmaEndpoint& local, std::uint32_t peer_qpn, const Address& peer_gid) {
+void RdmaPairing::connect(const RdmaEndpoint& local, std::uint32_t peer_qpn, const Address& peer_gid, bool tracked) {
   ++counters_.connects;
   retire(local);
+  if (!tracked) {
+    ++counters_.untracked_connects;
+    connections_.erase(local);
+    return;
+  }
   if (!connections_.contains(local) && connections_.size() >= limits_.max_connections) {
     ++counters_.dropped_table_full;
     return;

@@ -51,6 +51,7 @@ struct RdmaPairingCounters {
   std::uint64_t recvs = 0;
   std::uint64_t pairs = 0;
   std::uint64_t connects = 0;
+  std::uint64_t untracked_connects = 0;  // RTR before the provider's functions were probed
   std::uint64_t no_connection = 0;      // a half on a QP whose RTR was not seen: cannot be keyed
   std::uint64_t sends_expired = 0;
   std::uint64_t recvs_expired = 0;
@@ -64,7 +65,8 @@ class RdmaPairing {
   explicit RdmaPairing(RdmaPairingLimits limits = {}) : limits_(limits) {}
 
   // The local QP moved to RTR towards (peer_qpn, peer GID): its ordinals restart at 0.
-  void connect(const RdmaEndpoint& local, std::uint32_t peer_qpn, const Address& peer_gid);
+  // Untracked (the capture could not see all of its messages): forgotten, counted.
+  void connect(const RdmaEndpoint& local, std::uint32_t peer_qpn, const Address& peer_gid, bool tracked = true);
   // A QP was created with this number: whatever was known of an earlier QP with it is gone.
   void qp_created(const RdmaEndpoint& local);
   // Appends the span this half completes, if any.

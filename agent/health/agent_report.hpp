@@ -10,7 +10,9 @@
 #include "capture/event_source.hpp"
 #include "clocks/clock_snapshot.hpp"
 #include "capture/half_decode.hpp"
+#include "capture/rdma_source.hpp"
 #include "correlate/correlator.hpp"
+#include "correlate/rdma_pairing.hpp"
 #include "estimate/estimator.hpp"
 #include "estimate/triangles.hpp"
 #include "exchange/exchange_report.hpp"
@@ -49,6 +51,15 @@ struct DomainLoss {
   std::uint64_t count = 0;
 };
 
+// RDMA verbs capture (--rdma): the capture's counters and the pairing's.
+struct RdmaReport {
+  RdmaSourceCounters source;
+  RdmaPairingCounters pairing;
+  std::uint64_t outside_domains = 0;  // records of no declared domain (--only-domains)
+  std::size_t pending_sends = 0;
+  std::size_t pending_recvs = 0;
+};
+
 struct AgentReport {
   HealthReport health;
   std::vector<DomainLoss> domain_losses;
@@ -65,6 +76,7 @@ struct AgentReport {
   estimate::TriangleReport triangles;
   std::vector<DomainClock> domain_clocks;  // indexed by DomainId
   std::optional<exchange::ExchangeReport> exchange;  // only with --exchange
+  std::optional<RdmaReport> rdma;                   // only with --rdma
 
   const std::string& name(DomainId id) const { return domain_names.at(id); }
   const estimate::PairEstimate* estimate_for(DomainId src, DomainId dst) const {

@@ -38,6 +38,7 @@ enum skewscope_rdma_counter {
 	SKEWSCOPE_RDMA_CNT_ERROR_COMPLETIONS,/* other error completions: counted, not paired */
 	SKEWSCOPE_RDMA_CNT_WC_TRUNCATED,     /* completions beyond what one poll_cq return reads */
 	SKEWSCOPE_RDMA_CNT_POLL_UNMATCHED,   /* poll_cq return without its entry (table full / attach race) */
+	SKEWSCOPE_RDMA_CNT_UNTRACKED,        /* messages / completions of QPs not tracked (see CONNECT) */
 	SKEWSCOPE_RDMA_CNT__COUNT,
 };
 
@@ -55,7 +56,8 @@ struct skewscope_rdma_event {
 	__u32 peer_qpn;    /* CONNECT: dest_qp_num */
 	__u32 bytes;       /* SEND: sum of the WR's scatter/gather lengths; RECV: byte_len */
 	__u8 kind;         /* enum skewscope_rdma_kind */
-	__u8 opcode;       /* SEND: enum ibv_wr_opcode; RECV: enum ibv_wc_opcode */
+	__u8 opcode;       /* SEND: enum ibv_wr_opcode; RECV: enum ibv_wc_opcode; CONNECT: 1 when the
+	                    * QP is tracked (its provider's post_send and poll_cq were probed at RTR) */
 	__u8 ts_source;    /* enum skewscope_rdma_ts_source */
 	__u8 pad[5];
 	char comm[SKEWSCOPE_RDMA_COMM_LEN];
