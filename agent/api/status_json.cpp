@@ -1,4 +1,5 @@
 #include "api/status_json.hpp"
+#include "api/rdma_json.hpp"
 
 #include "api/payload_output.hpp"
 
@@ -125,7 +126,8 @@ nlohmann::json status_json(const AgentReport& r) {
           {"estimate", estimate::to_json(r.estimate_counters)},
           {"exchange", r.exchange ? exchange_json(*r.exchange) : json(nullptr)},
           {"payload", r.payload ? payload_json(*r.payload) : json(nullptr)},
-          {"wire", wire_json(r)}};
+          {"wire", wire_json(r)},
+          {"rdma", r.rdma ? rdma_json(*r.rdma) : json(nullptr)}};
 }
 
 }  // namespace skewscope

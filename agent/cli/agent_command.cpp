@@ -15,6 +15,7 @@
 #include "api/control_socket.hpp"
 #include "api/http_api.hpp"
 #include "capture/payload_reader.hpp"
+#include "capture/rdma_capture.hpp"
 #include "capture/tcp_syscall_capture.hpp"
 #include "capture/tracefs.hpp"
 #include "cli/agent_core.hpp"
@@ -25,6 +26,7 @@
 #include "cli/option_checks.hpp"
 #include "cli/payload_loop.hpp"
 #include "cli/wire_runtime.hpp"
+#include "cli/rdma_loop.hpp"
 #include "domains/duration.hpp"
 #include "exchange/kafka_exchange.hpp"
 #include "skewscope/version.hpp"
@@ -250,6 +252,7 @@ void add_agent_options(CLI::App& c, AgentOptions& o) {
   c.add_flag("--wire-ack-samples", o.wire_ack_samples,
              "with --wire-timestamps: pair pure TCP ACKs too (by ack number), so even a one-way flow bounds the "
              "clock offset from both sides");
+  c.add_flag("--rdma", o.rdma, "capture RDMA verbs (RC SEND/RECV) with uprobes in libibverbs and its providers");
 }
 
 int run_agent(const AgentOptions& options) {
@@ -326,6 +329,11 @@ int run_agent(const AgentOptions& options) {
     wire = WireRuntime::start(std::move(wire_config), core, core_lock, wire_error);
     if (!wire) return runtime_error("--wire-timestamps: " + wire_error);
   }
+  std::unique_ptr<RdmaCapture> rdma;
+  if (options.rdma) {
+    rdma = RdmaCapture::open([](const std::string& line) { std::cerr << "skewscope agent: " << line << std::endl; }, load_error);
+    if (!rdma) return runtime_error("--rdma: " + load_error);
+  }
 
   std::atomic<bool> stopping{false};
   std::atomic<bool> capture_failed{false};
@@ -340,6 +348,14 @@ int run_agent(const AgentOptions& options) {
     if (!payload_reader) return;
     std::string error = run_payload_loop(*payload_reader, core, core_lock, stopping);
     if (!error.empty()) std::cerr << "skewscope agent: payload capture stopped: " << error << std::endl;
+  });
+  std::thread rdma_thread([&] {
+    if (!rdma) return;
+    std::string error = run_rdma_loop(*rdma, core, core_lock, stopping);
+    if (error.empty()) return;
+    std::cerr << "skewscope agent: RDMA capture failed: " << error << "; exiting in "
+              << format_duration_ns(plan.capture_grace_ns) << std::endl;
+    capture_failed = true;
   });
   // The clock sources are polled on their own thread: a ptp4l that does not answer costs that
   // thread its reply timeout, never the capture.
@@ -386,9 +402,11 @@ int run_agent(const AgentOptions& options) {
     capture_thread.join();
     payload_thread.join();
     payload_reader.reset();
+    rdma_thread.join();
     const std::int64_t detach_start = monotonic_now_ns();
     capture.reset();
     if (wire) wire->stop();
+    rdma.reset();
     if (kafka) kafka->stop();
     std::cerr << "skewscope agent: BPF programs detached in "
               << format_duration_ns((monotonic_now_ns() - detach_start) / 1'000'000 * 1'000'000) << std::endl;

@@ -41,6 +41,7 @@ struct AgentOptions {
   std::vector<std::string> wire_timestamps;  // IFACE[@NETNS_PATH],...: wire-level stamps; empty: off
   std::vector<std::string> wire_cgroups;     // sock_ops send side for these cgroups' sockets
   bool wire_ack_samples = false;             // pure ACKs as reverse one-way samples
+  bool rdma = false;  // RDMA verbs halves from uprobes in libibverbs and its providers
 };
 
 void add_agent_options(CLI::App& command, AgentOptions& options);

@@ -106,6 +106,7 @@ void AgentCore::observe_payload_source(const PayloadCounters& counters) {
 void AgentCore::tick(std::int64_t now_ns) {
   correlator_.expire(now_ns);
   if (messages_) messages_->expire(now_ns);
+  rdma_.expire(now_ns);
   // The estimator's evaluation costs tens of microseconds per pair: once a second is enough.
   const bool estimate = now_ns - last_estimate_tick_ns_ >= 1'000'000'000;
   if (estimate) {
@@ -157,6 +158,8 @@ AgentReport AgentCore::report(std::int64_t now_ns, const SourceCounters& source)
     r.payload->pairing = messages_->counters();
     r.payload->pending = messages_->pending();
   }
+  if (rdma_source_)
+    r.rdma = RdmaReport{*rdma_source_, rdma_.counters(), rdma_outside_domains_, rdma_.pending_sends(), rdma_.pending_recvs()};
   r.ingest = ingest_;
   r.correlator = correlator_.counters();
   r.pending_sends = correlator_.pending_sends();

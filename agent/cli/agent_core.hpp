@@ -14,6 +14,7 @@
 #include "correlate/correlator.hpp"
 #include "correlate/message_pairing.hpp"
 #include "capture/payload_source.hpp"
+#include "correlate/rdma_pairing.hpp"
 #include "domains/domain_registry.hpp"
 #include "domains/simulated_clocks.hpp"
 #include "estimate/estimator.hpp"
@@ -40,6 +41,10 @@ class AgentCore {
   }
 
   void ingest(const std::vector<skewscope_half_event>& batch);
+  // RDMA verbs records (--rdma, agent_core_rdma.cpp): given a domain and its clock, connections
+  // learnt, halves paired by (sender QPN, receiver QPN, ordinal) into `rdma` spans.
+  void ingest_rdma(const std::vector<skewscope_rdma_event>& batch);
+  void observe_rdma_source(const RdmaSourceCounters& counters) { rdma_source_ = counters; }
   // The host's clock error bound (from the clock stage) applies to every domain on this kernel.
   void set_clock_bound(std::optional<std::int64_t> bound_ns) { clock_bound_ns_ = bound_ns; }
 
@@ -116,6 +121,11 @@ class AgentCore {
   std::optional<PayloadReport> payload_;
   std::vector<MessageSpanInfo> span_info_;
   std::optional<exchange::CoreExchange> exchange_;
+  RdmaPairing rdma_;
+  std::optional<RdmaSourceCounters> rdma_source_;  // set once the RDMA capture runs
+  std::uint64_t rdma_outside_domains_ = 0;
+  // The RDMA path's spans take the same way into health as TCP spans (no message info).
+  void add_spans_to_health() { record_spans(nullptr); }
 };
 
 }  // namespace skewscope

@@ -13,7 +13,9 @@
 #include "capture/payload_decode.hpp"
 #include "capture/payload_source.hpp"
 #include "correlate/message_pairing.hpp"
+#include "capture/rdma_source.hpp"
 #include "correlate/correlator.hpp"
+#include "correlate/rdma_pairing.hpp"
 #include "estimate/estimator.hpp"
 #include "estimate/triangles.hpp"
 #include "exchange/exchange_report.hpp"
@@ -65,6 +67,15 @@ struct PayloadReport {
   std::size_t pending = 0;
 };
 
+// RDMA verbs capture (--rdma): the capture's counters and the pairing's.
+struct RdmaReport {
+  RdmaSourceCounters source;
+  RdmaPairingCounters pairing;
+  std::uint64_t outside_domains = 0;  // records of no declared domain (--only-domains)
+  std::size_t pending_sends = 0;
+  std::size_t pending_recvs = 0;
+};
+
 struct AgentReport {
   HealthReport health;
   std::vector<DomainLoss> domain_losses;
@@ -83,6 +94,7 @@ struct AgentReport {
   std::optional<exchange::ExchangeReport> exchange;  // only with --exchange
   std::optional<PayloadReport> payload;  // only with --payload-bytes
   WireReport wire;  // --wire-timestamps: the wire levels of each pair (enabled false without it)
+  std::optional<RdmaReport> rdma;                   // only with --rdma
 
   const std::string& name(DomainId id) const { return domain_names.at(id); }
   const estimate::PairEstimate* estimate_for(DomainId src, DomainId dst) const {

@@ -135,6 +135,7 @@ struct pt_regs {
 #else
 struct pt_regs {
 	unsigned long r10;
+	unsigned long ax; /* return value (uprobe returns) */
 	unsigned long dx;
 	unsigned long si;
 	unsigned long di;

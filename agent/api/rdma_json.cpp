@@ -1,0 +1,37 @@
+#include "api/rdma_json.hpp"
+
+namespace skewscope {
+
+nlohmann::json rdma_json(const RdmaReport& r) {
+  using nlohmann::json;
+  json kernel = json::object();
+  for (unsigned i = 0; i < SKEWSCOPE_RDMA_CNT__COUNT; ++i) kernel[rdma_counter_name(i)] = r.source.kernel[i];
+  const auto& p = r.pairing;
+  const std::uint64_t settled = p.pairs + p.sends_expired;
+  return {{"probes", {{"library", r.source.library_probes},
+                      {"provider", r.source.provider_probes},
+                      {"attach_failures", r.source.attach_failures},
+                      {"unresolved_functions", r.source.unresolved_functions},
+                      {"detached", r.source.detached}}},
+          {"kernel", kernel},
+          {"malformed_records", r.source.malformed_records},
+          {"outside_domains", r.outside_domains},
+          {"connects", p.connects},
+          {"untracked_connects", p.untracked_connects},
+          {"sends", p.sends},
+          {"recvs", p.recvs},
+          {"pairs", p.pairs},
+          {"unpaired_sends", p.sends_expired},
+          {"unpaired_recvs", p.recvs_expired},
+          {"no_connection", p.no_connection},
+          {"superseded", p.superseded},
+          {"duplicates", p.duplicates},
+          {"dropped_table_full", p.dropped_table_full},
+          {"pending_halves", r.pending_sends + r.pending_recvs},
+          // Every stamp is the probe's (CLOCK_MONOTONIC at post_send entry / poll_cq return):
+          // NIC completion timestamps (ibv_create_cq_ex) are not read.
+          {"timestamp_source", "probe"},
+          {"pairing_ratio", settled ? json(static_cast<double>(p.pairs) / static_cast<double>(settled)) : json(nullptr)}};
+}
+
+}  // namespace skewscope

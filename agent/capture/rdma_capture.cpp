@@ -1,0 +1,238 @@
+#include "capture/rdma_capture.hpp"
+
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+#include <dirent.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <climits>
+#include <cstdlib>
+#include <cerrno>
+#include <cstring>
+#include <fstream>
+#include <optional>
+#include <set>
+#include <sstream>
+
+#include "capture/rdma_maps.hpp"
+#include "rdma_verbs.skel.h"
+
+namespace skewscope {
+namespace {
+
+std::string read_file(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::ostringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+std::vector<rdma::Mapping> process_maps(std::uint32_t pid) {
+  return rdma::parse_maps(read_file("/proc/" + std::to_string(pid) + "/maps"));
+}
+
+// The file as the process sees it, from the agent's mount namespace.
+std::string through_root(std::uint32_t pid, const std::string& path) {
+  return "/proc/" + std::to_string(pid) + "/root" + path;
+}
+
+std::string hexs(std::uint64_t v) {
+  std::ostringstream s;
+  s << "0x" << std::hex << v;
+  return s.str();
+}
+
+}  // namespace
+
+std::unique_ptr<RdmaCapture> RdmaCapture::open(Log log, std::string& error) {
+  std::unique_ptr<RdmaCapture> self(new RdmaCapture());
+  self->log_ = log;
+  self->skel_ = rdma_verbs__open();
+  if (!self->skel_) {
+    error = std::string("opening BPF object rdma_verbs: ") + std::strerror(errno);
+    return nullptr;
+  }
+  if (int err = rdma_verbs__load(self->skel_)) {
+    error = std::string("loading BPF programs of rdma_verbs: ") + std::strerror(-err);
+    return nullptr;
+  }
+  self->ring_ = ring_buffer__new(bpf_map__fd(self->skel_->maps.rdma_events), on_record, self.get(), nullptr);
+  if (!self->ring_) {
+    error = std::string("opening the RDMA ring buffer: ") + std::strerror(errno);
+    return nullptr;
+  }
+  // The usual places of the system's libibverbs: probed before any process uses it.
+  for (const char* candidate : {"/usr/lib/x86_64-linux-gnu/libibverbs.so.1", "/usr/lib/aarch64-linux-gnu/libibverbs.so.1",
+                                "/usr/lib64/libibverbs.so.1", "/usr/lib/libibverbs.so.1"}) {
+    char real[PATH_MAX];
+    struct stat st{};
+    if (realpath(candidate, real) && stat(real, &st) == 0) self->attach_library(real, st.st_dev, st.st_ino, true);
+  }
+  self->scan_processes();
+  return self;
+}
+
+RdmaCapture::~RdmaCapture() {
+  for (auto& [key, probe] : probes_) bpf_link__destroy(probe.link);
+  probes_.clear();
+  if (ring_) ring_buffer__free(ring_);
+  if (skel_) rdma_verbs__destroy(skel_);
+}
+
+int RdmaCapture::on_record(void* ctx, void* data, std::size_t size) {
+  auto* self = static_cast<RdmaCapture*>(ctx);
+  if (size != sizeof(skewscope_rdma_event)) {
+    ++self->stats_.malformed_records;
+    return 0;
+  }
+  skewscope_rdma_event e;
+  std::memcpy(&e, data, sizeof e);
+  self->sink_->push_back(e);
+  // Stop this pass once the batch is full; the rest stays in the ring for the next poll.
+  return self->sink_->size() >= kMaxBatch ? 1 : 0;
+}
+
+bool RdmaCapture::attach(std::uint64_t dev, std::uint64_t inode, std::uint64_t offset, bpf_program* prog,
+                         bool retprobe, const std::string& path, bool library) {
+  ProbeKey key{dev, inode, offset, prog};
+  if (probes_.contains(key)) return true;
+  LIBBPF_OPTS(bpf_uprobe_opts, opts, .retprobe = retprobe);
+  // pid -1: the probe is on the file (inode), so every process mapping it, now or later, hits it.
+  bpf_link* link = bpf_program__attach_uprobe_opts(prog, -1, path.c_str(), offset, &opts);
+  if (!link) {
+    ++stats_.attach_failures;
+    log_("rdma: cannot attach " + std::string(bpf_program__name(prog)) + " at " + path + "+" + hexs(offset) + ": " +
+         std::strerror(errno));
+    return false;
+  }
+  struct stat st{};
+  const bool visible = path.rfind("/proc/", 0) != 0 ||
+                       (stat(path.substr(path.find("/root/") + 5).c_str(), &st) == 0 && st.st_dev == dev && st.st_ino == inode);
+  probes_[key] = Probe{link, dev, inode, library, offset, visible};
+  log_("rdma: attached " + std::string(bpf_program__name(prog)) + " at " + path + "+" + hexs(offset) + " (device " +
+       std::to_string(dev) + ", inode " + std::to_string(inode) + ")");
+  return true;
+}
+
+void RdmaCapture::arm(std::uint64_t inode, std::uint64_t offset, bool on) {
+  struct {
+    std::uint64_t inode, offset;
+  } key{inode, offset};
+  std::uint8_t one = 1;
+  const int fd = bpf_map__fd(skel_->maps.armed_functions);
+  if (on) {
+    bpf_map_update_elem(fd, &key, &one, BPF_ANY);
+  } else {
+    bpf_map_delete_elem(fd, &key);
+  }
+}
+
+void RdmaCapture::attach_library(const std::string& file, std::uint64_t dev, std::uint64_t inode, bool visible) {
+  (void)visible;
+  // The file on disk must be the one mapped: checked by (device, inode) through the same root.
+  struct stat st{};
+  if (stat(file.c_str(), &st) != 0 || st.st_dev != dev || st.st_ino != inode) return;
+  const std::string elf = read_file(file);
+  struct Entry {
+    const char* symbol;
+    bpf_program* prog;
+    bool retprobe;
+  };
+  const Entry entries[] = {{"ibv_open_device", skel_->progs.rdma_open_device_ret, true},
+                           {"ibv_create_qp", skel_->progs.rdma_create_qp_ret, true},
+                           {"ibv_modify_qp", skel_->progs.rdma_modify_qp, false}};
+  for (const auto& entry : entries) {
+    std::string why;
+    auto offset = rdma::versioned_symbol_offset(elf, entry.symbol, "IBVERBS_1.1", why);
+    if (!offset) {
+      ++stats_.attach_failures;
+      log_("rdma: " + file + ": " + why);
+      continue;
+    }
+    attach(dev, inode, *offset, entry.prog, entry.retprobe, file, true);
+  }
+}
+
+void RdmaCapture::attach_provider(const skewscope_rdma_event& e) {
+  if (e.fn[0] == 0 && e.fn[2] == 0) return;
+  const auto maps = process_maps(e.pid);
+  auto place = [&](std::uint64_t address, bpf_program* prog,
+                   bool retprobe) -> std::optional<std::pair<std::uint64_t, std::uint64_t>> {
+    auto where = rdma::locate(maps, address);
+    if (!where || !where->mapping->executable) {
+      ++stats_.unresolved_functions;
+      return std::nullopt;
+    }
+    return attach(where->mapping->dev, where->mapping->inode, where->file_offset, prog, retprobe,
+                  through_root(e.pid, where->mapping->path), false)
+               ? std::optional<std::pair<std::uint64_t, std::uint64_t>>({where->mapping->inode, where->file_offset})
+               : std::nullopt;
+  };
+  // Armed only once every probe of the function is in place.
+  if (auto at = place(e.fn[0], skel_->progs.rdma_post_send, false)) arm(at->first, at->second, true);
+  auto entry = place(e.fn[2], skel_->progs.rdma_poll_cq, false);
+  auto ret = place(e.fn[2], skel_->progs.rdma_poll_cq_ret, true);
+  if (entry && ret) arm(entry->first, entry->second, true);
+}
+
+void RdmaCapture::scan_processes() {
+  std::set<std::pair<std::uint64_t, std::uint64_t>> mapped;  // every (dev, inode) a process maps
+  const auto own = static_cast<std::uint32_t>(getpid());
+  if (DIR* proc = opendir("/proc")) {
+    while (dirent* d = readdir(proc)) {
+      char* end = nullptr;
+      unsigned long pid = std::strtoul(d->d_name, &end, 10);
+      if (*end != '\0' || pid == 0 || pid == own) continue;
+      for (const auto& m : process_maps(static_cast<std::uint32_t>(pid))) {
+        mapped.emplace(m.dev, m.inode);
+        if (rdma::is_libibverbs(m.path) && m.executable)
+          attach_library(through_root(static_cast<std::uint32_t>(pid), m.path), m.dev, m.inode, false);
+      }
+    }
+    closedir(proc);
+  }
+  for (auto it = probes_.begin(); it != probes_.end();) {
+    if (it->second.visible || mapped.contains({it->second.dev, it->second.inode})) {
+      ++it;
+      continue;
+    }
+    if (!it->second.library) arm(it->second.inode, it->second.offset, false);
+    bpf_link__destroy(it->second.link);
+    ++stats_.detached;
+    it = probes_.erase(it);
+  }
+  next_scan_ = std::chrono::steady_clock::now() + std::chrono::seconds(1);
+}
+
+bool RdmaCapture::poll(std::vector<skewscope_rdma_event>& out, std::chrono::milliseconds timeout) {
+  const std::size_t first = out.size();
+  sink_ = &out;
+  // Records are submitted without a wake-up: wait, then consume what is there.
+  if (timeout.count() > 0) usleep(static_cast<useconds_t>(timeout.count()) * 1000);
+  int n = ring_buffer__consume(ring_);
+  sink_ = nullptr;
+  if (n < 0 && n != -EINTR) {
+    error_ = std::string("reading the RDMA ring buffer: ") + std::strerror(-n);
+    return false;
+  }
+  for (std::size_t i = first; i < out.size(); ++i)
+    if (out[i].kind == SKEWSCOPE_RDMA_CONTEXT || out[i].kind == SKEWSCOPE_RDMA_QP_CREATED) attach_provider(out[i]);
+  if (std::chrono::steady_clock::now() >= next_scan_) scan_processes();
+  return true;
+}
+
+RdmaSourceCounters RdmaCapture::counters() const {
+  RdmaSourceCounters c = stats_;
+  for (const auto& [key, probe] : probes_) ++(probe.library ? c.library_probes : c.provider_probes);
+  const int cpus = libbpf_num_possible_cpus();
+  if (cpus <= 0) return c;
+  std::vector<std::uint64_t> values(static_cast<std::size_t>(cpus));
+  for (std::uint32_t i = 0; i < SKEWSCOPE_RDMA_CNT__COUNT; ++i) {
+    if (bpf_map_lookup_elem(bpf_map__fd(skel_->maps.rdma_counters), &i, values.data()) != 0) continue;
+    for (auto v : values) c.kernel[i] += v;
+  }
+  return c;
+}
+
+}  // namespace skewscope

@@ -1,0 +1,81 @@
+// The RDMA verbs capture: the rdma_verbs BPF object in one RAII owner, and the uprobes it places
+// at run time. Destroying it detaches every probe before the object goes.
+//
+// Discovery: every scan (once a second) reads /proc/*/maps; each libibverbs file not yet probed,
+// identified by (device, inode), gets return probes on ibv_open_device and ibv_create_qp and a
+// probe on ibv_modify_qp, at their versioned file offsets. A process in another mount namespace
+// is reached through /proc/PID/root, so a private copy of the library is its own file. The
+// return probes report the provider's post_send/poll_cq addresses; each is mapped through that
+// process's maps to (device, inode, offset) and probed once, for every process mapping the file.
+// The libibverbs of the agent's own root is probed at start, so processes that start later are
+// covered from their first call. A QP counts (and numbers) messages only when its provider's
+// functions were already probed at its RTR: the agent marks each probed function in a map that
+// the kernel side checks then. Probes on files that no process maps any more and that the agent
+// cannot see at the same path (a private copy in a mount namespace that is gone) are removed at
+// the next scan.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <string>
+#include <tuple>
+#include <vector>
+
+#include "capture/rdma_source.hpp"
+
+struct rdma_verbs;  // generated skeleton
+struct ring_buffer;
+struct bpf_link;
+struct bpf_program;
+
+namespace skewscope {
+
+class RdmaCapture {
+ public:
+  using Log = void (*)(const std::string&);
+  static std::unique_ptr<RdmaCapture> open(Log log, std::string& error);
+  ~RdmaCapture();
+  RdmaCapture(const RdmaCapture&) = delete;
+  RdmaCapture& operator=(const RdmaCapture&) = delete;
+
+  // Waits at most `timeout`, appends the records read (at most kMaxBatch), attaches the provider
+  // functions they reveal, and rescans processes when a scan is due. False: the ring failed.
+  bool poll(std::vector<skewscope_rdma_event>& out, std::chrono::milliseconds timeout);
+  static constexpr std::size_t kMaxBatch = 8192;
+  RdmaSourceCounters counters() const;
+  const std::string& error() const { return error_; }
+  void scan_processes();
+
+ private:
+  // (device, inode, offset, program): one probe.
+  using ProbeKey = std::tuple<std::uint64_t, std::uint64_t, std::uint64_t, const bpf_program*>;
+  struct Probe {
+    bpf_link* link = nullptr;
+    std::uint64_t dev = 0, inode = 0;
+    bool library = false;  // a libibverbs entry point (else a provider function)
+    std::uint64_t offset = 0;
+    bool visible = false;  // the file is at the same path in the agent's mount namespace: kept
+  };
+
+  RdmaCapture() = default;
+  static int on_record(void* ctx, void* data, std::size_t size);
+  bool attach(std::uint64_t dev, std::uint64_t inode, std::uint64_t offset, bpf_program* prog, bool retprobe,
+              const std::string& path, bool library);
+  // `file`: the path to open (through /proc/PID/root for another mount namespace).
+  void attach_library(const std::string& file, std::uint64_t dev, std::uint64_t inode, bool visible);
+  void arm(std::uint64_t inode, std::uint64_t offset, bool on);
+  void attach_provider(const skewscope_rdma_event& e);
+
+  Log log_ = nullptr;
+  rdma_verbs* skel_ = nullptr;
+  ring_buffer* ring_ = nullptr;
+  std::vector<skewscope_rdma_event>* sink_ = nullptr;
+  std::map<ProbeKey, Probe> probes_;
+  std::chrono::steady_clock::time_point next_scan_{};
+  RdmaSourceCounters stats_;  // the non-kernel part; kernel counters are read on demand
+  std::string error_;
+};
+
+}  // namespace skewscope

@@ -1,0 +1,326 @@
+// SPDX-License-Identifier: GPL-2.0
+/* Send and receive halves of RDMA RC traffic, from uprobes in the user-space verbs libraries.
+ *
+ * ibv_post_send / ibv_poll_cq are inline in infiniband/verbs.h and jump through the provider's
+ * function pointers, so the agent attaches these programs at addresses it discovers per process
+ * (agent/capture/rdma_*): ibv_open_device / ibv_create_qp return probes report the provider's
+ * functions, which the agent then probes by file offset. A send half is stamped at post_send
+ * entry, a receive half at poll_cq return, so with one clock a span can never be negative.
+ * Pairing facts: the k-th message-carrying WR posted on a QP is the k-th successful receive
+ * completion on its peer QP (RC delivers in order), hence per (process, QPN, direction) ordinals. */
+#include "lib/kernel_types.bpf.h"
+#include <bpf/bpf_helpers.h>
+#include <bpf/bpf_core_read.h>
+#include "skewscope/abi/rdma_event.h"
+#include "lib/verbs_layout.bpf.h"
+
+char LICENSE[] SEC("license") = "GPL";
+
+/* Only the network namespace of the caller: flavoured names so they never clash with the shared
+ * kernel_types declarations (libbpf matches "task_struct___rdma" against task_struct). */
+struct nsproxy___rdma { struct net *net_ns; } __attribute__((preserve_access_index));
+struct task_struct___rdma { struct nsproxy___rdma *nsproxy; } __attribute__((preserve_access_index));
+struct inode___rdma { unsigned long i_ino; } __attribute__((preserve_access_index));
+struct file___rdma { struct inode___rdma *f_inode; } __attribute__((preserve_access_index));
+struct vm_area_struct___rdma {
+	unsigned long vm_start;
+	unsigned long vm_pgoff;
+	struct file___rdma *vm_file;
+} __attribute__((preserve_access_index));
+
+#define MAX_WRS 16 /* WRs read per post_send call; more are counted */
+#define MAX_SGES 4 /* scatter/gather entries summed per WR */
+#define MAX_WCS 16 /* completions read per poll_cq return; more are counted */
+
+struct {
+	__uint(type, BPF_MAP_TYPE_RINGBUF);
+	__uint(max_entries, 4 << 20);
+} rdma_events SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, SKEWSCOPE_RDMA_CNT__COUNT);
+	__type(key, __u32);
+	__type(value, __u64);
+} rdma_counters SEC(".maps");
+
+struct qp_key { __u32 tgid; __u32 qpn; };
+/* A QP is tracked only when, at its RTR, the provider's post_send and poll_cq were already
+ * probed: then no message of the connection can pass unseen, and ordinals agree on both sides.
+ * A QP connected before that (or before the agent started) is counted, never numbered. */
+struct qp_ordinals { __u64 sent; __u64 received; __u64 tracked; };
+
+/* (inode, file offset) of provider functions the agent has probed: written by the agent after
+ * each attach, read at RTR. */
+struct armed_key { __u64 inode; __u64 offset; };
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 1024);
+	__type(key, struct armed_key);
+	__type(value, __u8);
+} armed_functions SEC(".maps");
+
+/* LRU: a process that exits without destroying its QPs must not fill the table for good. */
+struct {
+	__uint(type, 9 /* BPF_MAP_TYPE_LRU_HASH */);
+	__uint(max_entries, 65536);
+	__type(key, struct qp_key);
+	__type(value, struct qp_ordinals);
+} qp_ordinals SEC(".maps");
+
+/* poll_cq entry -> return, per thread: where the completions will be written. */
+struct {
+	__uint(type, 9 /* BPF_MAP_TYPE_LRU_HASH */);
+	__uint(max_entries, 16384);
+	__type(key, __u64);
+	__type(value, __u64);
+} poll_wc SEC(".maps");
+
+static __always_inline void count(__u32 which, __u64 n)
+{
+	__u64 *value = bpf_map_lookup_elem(&rdma_counters, &which);
+	if (value)
+		*value += n;
+}
+
+static __always_inline struct skewscope_rdma_event *reserve(__u8 kind, __u64 now)
+{
+	struct skewscope_rdma_event *e = bpf_ringbuf_reserve(&rdma_events, sizeof(*e), 0);
+	if (!e) {
+		count(SKEWSCOPE_RDMA_CNT_RINGBUF_FULL, 1);
+		return 0;
+	}
+	__builtin_memset(e, 0, sizeof(*e));
+	__u64 id = bpf_get_current_pid_tgid();
+	struct task_struct___rdma *task = (void *)bpf_get_current_task();
+	e->ts_ns = now;
+	e->ts_source = SKEWSCOPE_RDMA_TS_PROBE;
+	e->cgroup_id = bpf_get_current_cgroup_id();
+	e->pid = id >> 32;
+	e->tid = (__u32)id;
+	e->netns_ino = BPF_CORE_READ(task, nsproxy, net_ns, ns.inum);
+	e->kind = kind;
+	bpf_get_current_comm(e->comm, sizeof(e->comm));
+	return e;
+}
+
+static __always_inline void submit(struct skewscope_rdma_event *e)
+{
+	/* No wake-up per record: the agent polls every 20 ms (as for the TCP ring). */
+	bpf_ringbuf_submit(e, BPF_RB_NO_WAKEUP);
+	count(SKEWSCOPE_RDMA_CNT_EMITTED, 1);
+}
+
+/* The QP's numbering, or null (counted) when it is not tracked. */
+static __always_inline struct qp_ordinals *ordinals(__u32 qpn)
+{
+	struct qp_key key = {.tgid = bpf_get_current_pid_tgid() >> 32, .qpn = qpn};
+	struct qp_ordinals *o = bpf_map_lookup_elem(&qp_ordinals, &key);
+	if (o && o->tracked)
+		return o;
+	count(SKEWSCOPE_RDMA_CNT_UNTRACKED, 1);
+	return 0;
+}
+
+static __always_inline void restart_ordinals(__u32 qpn, __u64 tracked)
+{
+	struct qp_key key = {.tgid = bpf_get_current_pid_tgid() >> 32, .qpn = qpn};
+	struct qp_ordinals fresh = {.tracked = tracked};
+	bpf_map_update_elem(&qp_ordinals, &key, &fresh, BPF_ANY);
+}
+
+struct vma_lookup { __u64 address; struct armed_key key; };
+
+static long vma_file_offset(struct task_struct *task, struct vm_area_struct___rdma *vma, struct vma_lookup *l)
+{
+	struct file___rdma *file = BPF_CORE_READ(vma, vm_file);
+	if (!file)
+		return 0;
+	l->key.inode = BPF_CORE_READ(file, f_inode, i_ino);
+	l->key.offset = l->address - BPF_CORE_READ(vma, vm_start) + ((__u64)BPF_CORE_READ(vma, vm_pgoff) << 12);
+	return 0;
+}
+
+/* Is the function at this address of the current process probed already? */
+static __always_inline bool armed(__u64 address)
+{
+	struct vma_lookup l = {.address = address};
+	if (!address || bpf_find_vma((void *)bpf_get_current_task_btf(), address, vma_file_offset, &l, 0) != 0 || !l.key.inode)
+		return false;
+	return bpf_map_lookup_elem(&armed_functions, &l.key) != 0;
+}
+
+/* The provider's data-path functions, read from the context's legacy ops table (libibverbs
+ * copies the provider's post_send/post_recv/poll_cq there when the context is created). */
+static __always_inline void report_functions(__u8 kind, __u64 context, __u32 qpn)
+{
+	if (!context)
+		return;
+	struct skewscope_rdma_event *e = reserve(kind, bpf_ktime_get_ns());
+	if (!e)
+		return;
+	bpf_probe_read_user(&e->fn[0], 8, (void *)(context + CTX_OPS_POST_SEND));
+	bpf_probe_read_user(&e->fn[1], 8, (void *)(context + CTX_OPS_POST_RECV));
+	bpf_probe_read_user(&e->fn[2], 8, (void *)(context + CTX_OPS_POLL_CQ));
+	e->qpn = qpn;
+	submit(e);
+}
+
+SEC("uretprobe")
+int rdma_open_device_ret(struct pt_regs *ctx)
+{
+	report_functions(SKEWSCOPE_RDMA_CONTEXT, RET(ctx), 0);
+	return 0;
+}
+
+SEC("uretprobe")
+int rdma_create_qp_ret(struct pt_regs *ctx)
+{
+	__u64 qp = RET(ctx), context = 0;
+	__u32 qpn = 0;
+	if (!qp)
+		return 0;
+	bpf_probe_read_user(&context, 8, (void *)(qp + QP_CONTEXT));
+	bpf_probe_read_user(&qpn, 4, (void *)(qp + QP_NUM));
+	restart_ordinals(qpn, 0); /* numbered from its RTR on */
+	report_functions(SKEWSCOPE_RDMA_QP_CREATED, context, qpn);
+	return 0;
+}
+
+/* int ibv_modify_qp(struct ibv_qp *qp, struct ibv_qp_attr *attr, int attr_mask) */
+SEC("uprobe")
+int rdma_modify_qp(struct pt_regs *ctx)
+{
+	__u64 qp = ARG1(ctx), attr = ARG2(ctx);
+	__u32 mask = (__u32)ARG3(ctx), state = 0, qpn = 0;
+	if (!(mask & QP_STATE_MASK) || !(mask & QP_DEST_QPN_MASK))
+		return 0;
+	bpf_probe_read_user(&state, 4, (void *)attr);
+	if (state != QPS_RTR)
+		return 0;
+	__u64 context = 0, post_send = 0, poll_cq = 0;
+	bpf_probe_read_user(&qpn, 4, (void *)(qp + QP_NUM));
+	bpf_probe_read_user(&context, 8, (void *)(qp + QP_CONTEXT));
+	bpf_probe_read_user(&post_send, 8, (void *)(context + CTX_OPS_POST_SEND));
+	bpf_probe_read_user(&poll_cq, 8, (void *)(context + CTX_OPS_POLL_CQ));
+	const bool tracked = armed(post_send) && armed(poll_cq);
+	/* A new connection: its first message is ordinal 0 on both sides. */
+	restart_ordinals(qpn, tracked);
+	struct skewscope_rdma_event *e = reserve(SKEWSCOPE_RDMA_CONNECT, bpf_ktime_get_ns());
+	if (!e)
+		return 0;
+	e->qpn = qpn;
+	e->opcode = tracked;
+	bpf_probe_read_user(&e->peer_qpn, 4, (void *)(attr + ATTR_DEST_QPN));
+	bpf_probe_read_user(e->gid, 16, (void *)(attr + ATTR_DGID));
+	submit(e);
+	return 0;
+}
+
+/* int post_send(struct ibv_qp *qp, struct ibv_send_wr *wr, struct ibv_send_wr **bad_wr) */
+SEC("uprobe")
+int rdma_post_send(struct pt_regs *ctx)
+{
+	__u64 now = bpf_ktime_get_ns();
+	__u64 qp = ARG1(ctx), wr = ARG2(ctx);
+	__u32 qpn = 0;
+	bpf_probe_read_user(&qpn, 4, (void *)(qp + QP_NUM));
+	struct qp_ordinals *ord = ordinals(qpn);
+	if (!ord)
+		return 0;
+	for (int i = 0; i < MAX_WRS && wr; i++) {
+		__u32 opcode = 0;
+		int num_sge = 0;
+		__u64 sg_list = 0, wr_id = 0, next = 0;
+		bpf_probe_read_user(&opcode, 4, (void *)(wr + WR_OPCODE));
+		bpf_probe_read_user(&next, 8, (void *)(wr + WR_NEXT));
+		if (opcode == WR_RDMA_WRITE) {
+			count(SKEWSCOPE_RDMA_CNT_WRITES, 1);
+		} else if (opcode == WR_SEND || opcode == WR_SEND_WITH_IMM || opcode == WR_RDMA_WRITE_WITH_IMM) {
+			__u32 bytes = 0;
+			bpf_probe_read_user(&wr_id, 8, (void *)(wr + WR_ID));
+			bpf_probe_read_user(&sg_list, 8, (void *)(wr + WR_SG_LIST));
+			bpf_probe_read_user(&num_sge, 4, (void *)(wr + WR_NUM_SGE));
+			for (int s = 0; s < MAX_SGES && s < num_sge; s++) {
+				__u32 len = 0;
+				bpf_probe_read_user(&len, 4, (void *)(sg_list + s * SGE_SIZE + SGE_LENGTH));
+				bytes += len;
+			}
+			__u64 ordinal = __sync_fetch_and_add(&ord->sent, 1);
+			struct skewscope_rdma_event *e = reserve(SKEWSCOPE_RDMA_SEND, now);
+			if (e) {
+				e->qpn = qpn;
+				e->wr_id = wr_id;
+				e->ordinal = ordinal;
+				e->bytes = bytes;
+				e->opcode = (__u8)opcode;
+				submit(e);
+			}
+		} else {
+			count(SKEWSCOPE_RDMA_CNT_OTHER_WRS, 1);
+		}
+		wr = next;
+	}
+	if (wr)
+		count(SKEWSCOPE_RDMA_CNT_WR_TRUNCATED, 1);
+	return 0;
+}
+
+/* int poll_cq(struct ibv_cq *cq, int num_entries, struct ibv_wc *wc) */
+SEC("uprobe")
+int rdma_poll_cq(struct pt_regs *ctx)
+{
+	__u64 id = bpf_get_current_pid_tgid(), wc = ARG3(ctx);
+	bpf_map_update_elem(&poll_wc, &id, &wc, BPF_ANY);
+	return 0;
+}
+
+SEC("uretprobe")
+int rdma_poll_cq_ret(struct pt_regs *ctx)
+{
+	__u64 now = bpf_ktime_get_ns();
+	__u64 id = bpf_get_current_pid_tgid();
+	int n = (int)RET(ctx);
+	__u64 *saved = bpf_map_lookup_elem(&poll_wc, &id);
+	if (!saved) {
+		if (n > 0)
+			count(SKEWSCOPE_RDMA_CNT_POLL_UNMATCHED, (__u64)n);
+		return 0;
+	}
+	__u64 wc = *saved;
+	bpf_map_delete_elem(&poll_wc, &id);
+	for (int i = 0; i < MAX_WCS && i < n; i++) {
+		__u64 entry = wc + (__u64)i * WC_SIZE;
+		__u32 status = 0, opcode = 0, qpn = 0, byte_len = 0;
+		__u64 wr_id = 0;
+		bpf_probe_read_user(&status, 4, (void *)(entry + WC_STATUS));
+		if (status) {
+			count(status == WC_FLUSH_ERR ? SKEWSCOPE_RDMA_CNT_FLUSHED : SKEWSCOPE_RDMA_CNT_ERROR_COMPLETIONS, 1);
+			continue;
+		}
+		bpf_probe_read_user(&opcode, 4, (void *)(entry + WC_OPCODE));
+		if (!(opcode & WC_RECV_FLAG)) {
+			count(SKEWSCOPE_RDMA_CNT_SEND_COMPLETIONS, 1);
+			continue;
+		}
+		bpf_probe_read_user(&qpn, 4, (void *)(entry + WC_QP_NUM));
+		bpf_probe_read_user(&byte_len, 4, (void *)(entry + WC_BYTE_LEN));
+		bpf_probe_read_user(&wr_id, 8, (void *)(entry + WR_ID));
+		struct qp_ordinals *ord = ordinals(qpn);
+		if (!ord)
+			continue;
+		__u64 ordinal = __sync_fetch_and_add(&ord->received, 1);
+		struct skewscope_rdma_event *e = reserve(SKEWSCOPE_RDMA_RECV, now);
+		if (!e)
+			continue;
+		e->qpn = qpn;
+		e->wr_id = wr_id;
+		e->ordinal = ordinal;
+		e->bytes = byte_len;
+		e->opcode = (__u8)opcode;
+		submit(e);
+	}
+	if (n > MAX_WCS)
+		count(SKEWSCOPE_RDMA_CNT_WC_TRUNCATED, (__u64)(n - MAX_WCS));
+	return 0;
+}

@@ -1,0 +1,97 @@
+#!/usr/bin/env bash
+# RDMA RC SEND/RECV halves from uprobes in the verbs libraries, with the real libibverbs and the
+# lab's hand-built provider (tests/tools/rdma_lab_provider.c; no RDMA device exists here).
+# The agent (--rdma) knows nothing of the test program:
+#  - the first program to use the provider file is connected before its functions are probed:
+#    counted as untracked, never paired;
+#  - from then on every SEND and WRITE_WITH_IMM pairs with its receive completion, both
+#    directions, exact counts, zero negative spans with one clock; WRITEs and flushed receives
+#    are counted;
+#  - a server in its own mount namespace with a private copy of libibverbs (another inode) is
+#    found, probed, paired, and its probes removed after it exits;
+#  - b's clock 100 ms behind: every a->b span is negative, no b->a span (100 ms, not 5: on a
+#    loaded machine a poll loop can be descheduled for milliseconds, and such a span stays positive).
+source "$(dirname "$0")/lib.sh"
+
+PINGPONG=$BUILD/tests/tools/rdma_verbs_pingpong
+[ -x "$PINGPONG" ] || fail "build rdma_verbs_pingpong first (needs libibverbs-dev)"
+LIBIBVERBS=$(readlink -f "$(ldd "$PINGPONG" | awk '/libibverbs/ {print $3}')")
+[ -f "$LIBIBVERBS" ] || fail "libibverbs not found for $PINGPONG"
+
+lab_up 2
+A=10.77.0.1
+B=10.77.0.2
+start_agent --domain a=netns:"$(netns_path 1)" --domain b=netns:"$(netns_path 2)" --only-domains \
+  --window 30s --send-max-age 2s --rdma
+
+rdma_field() { status_json | jq -r ".rdma.$1"; }
+spans() {  # spans SRC DST FIELD
+  status_json | jq -r --arg s "$1" --arg d "$2" --arg f "$3" \
+    '[.pairs[] | select(.src==$s and .dst==$d and .transport=="rdma")][0][$f] // 0'
+}
+
+# run PORT COUNT [server prefix...]: server on b, client on a; prints the client's JSON line
+run() {
+  local port=$1 count=$2; shift 2
+  in_host 2 "$@" "$PINGPONG" --listen $B:"$port" --local $B --count "$count" --writes 5 --imm-every 10 \
+    >"$WORK/server.$port" 2>&1 &
+  local server=$!
+  BACKGROUND+=("$server")
+  for _ in $(seq 1 50); do grep -q listening "$WORK/server.$port" 2>/dev/null && break; sleep 0.1; done
+  [ -n "${BEFORE_CLIENT:-}" ] && $BEFORE_CLIENT
+  in_host 1 "$PINGPONG" --connect $B:"$port" --local $A --count "$count" --writes 5 --imm-every 10 \
+    >"$WORK/client.$port" || { cat "$WORK/server.$port"; fail "client run $port failed"; }
+  wait "$server" || { cat "$WORK/server.$port"; fail "server run $port failed"; }
+  sleep 0.3  # the agent reads its ring every 20 ms
+}
+
+# Warm-up: the provider's functions are learnt from this program's first ibv_open_device.
+run 7100 3
+[ "$(spans a b spans)" -eq 0 ] || fail "an untracked QP produced spans"
+[ "$(rdma_field untracked_connects)" -eq 2 ] || fail "expected 2 untracked connects, got $(rdma_field untracked_connects)"
+[ "$(rdma_field probes.provider)" -eq 3 ] || fail "provider functions not probed: $(status_json | jq -c .rdma.probes)"
+writes0=$(rdma_field kernel.writes)
+flushed0=$(rdma_field kernel.flushed)
+
+# One clock, system library.
+run 7101 1000
+jq -c . "$WORK/client.7101"
+[ "$(spans a b spans)" -eq 1000 ] || fail "a->b: expected 1000 spans, got $(spans a b spans)"
+[ "$(spans b a spans)" -eq 1000 ] || fail "b->a: expected 1000 spans, got $(spans b a spans)"
+[ "$(spans a b negative_spans)" -eq 0 ] || fail "negative a->b span with one clock"
+[ "$(spans b a negative_spans)" -eq 0 ] || fail "negative b->a span with one clock"
+[ $(($(rdma_field kernel.writes) - writes0)) -eq 5 ] || fail "RDMA WRITEs not counted: $(rdma_field kernel.writes)"
+[ $(($(rdma_field kernel.flushed) - flushed0)) -eq 16 ] || fail "flushed receives: $(rdma_field kernel.flushed)"
+note "one clock: 1000 + 1000 spans, min a->b $(spans a b min_span_seconds) s"
+
+# A server in its own mount namespace, with a private copy of libibverbs bind-mounted over the
+# system's: another inode, found by the agent's scan of /proc/PID/maps, probed via /proc/PID/root.
+cp "$LIBIBVERBS" "$WORK/libibverbs-private.so"
+private_ready() {
+  [ "$(grep -c 'attached rdma_modify_qp' "$WORK/agent.log")" -ge 2 ]
+}
+wait_private() { wait_until 10 private_ready || fail "private libibverbs copy not probed"; }
+BEFORE_CLIENT=wait_private run 7102 500 unshare -m --propagation private \
+  sh -c "mount --bind '$WORK/libibverbs-private.so' '$LIBIBVERBS' && exec \"\$0\" \"\$@\""
+BEFORE_CLIENT=
+grep 'attached rdma_modify_qp' "$WORK/agent.log" | tail -1
+[ "$(spans a b spans)" -eq 1500 ] || fail "private copy: expected 1500 a->b spans, got $(spans a b spans)"
+[ "$(spans b a spans)" -eq 1500 ] || fail "private copy: expected 1500 b->a spans, got $(spans b a spans)"
+[ "$(spans a b negative_spans)" -eq 0 ] && [ "$(spans b a negative_spans)" -eq 0 ] || fail "negative span with one clock"
+detached_ok() { [ "$(rdma_field probes.detached)" -ge 3 ]; }
+wait_until 5 detached_ok || fail "probes on the private copy not removed after its process exited"
+
+# b's clock 100 ms behind: a->b spans all negative, b->a none.
+"$SKEWSCOPE" simulate b=-100ms --control-socket "$CONTROL" >/dev/null
+run 7103 300
+[ "$(spans a b negative_spans)" -eq 300 ] || fail "expected 300 negative a->b spans, got $(spans a b negative_spans)"
+[ "$(spans b a negative_spans)" -eq 0 ] || fail "b->a spans turned negative with b behind"
+[ "$(spans a b health)" -eq 0 ] || fail "a->b health should be 0"
+
+sleep 2.5  # unpaired halves age out after --send-max-age
+status_json | jq -c '.rdma'
+[ "$(rdma_field unpaired_sends)" -eq 0 ] && [ "$(rdma_field unpaired_recvs)" -eq 0 ] || fail "unpaired RDMA halves"
+[ "$(rdma_field pairing_ratio)" = 1 ] || fail "pairing ratio $(rdma_field pairing_ratio)"
+[ "$(rdma_field kernel.ringbuf_full)" -eq 0 ] || fail "RDMA records lost"
+note "pairs $(rdma_field pairs), untracked connects $(rdma_field untracked_connects), writes $(rdma_field kernel.writes), flushed $(rdma_field kernel.flushed)"
+echo "PASS"
