@@ -76,6 +76,7 @@ def check(docs):
     need(sc.get("allowPrivilegeEscalation") is False, "allowPrivilegeEscalation must be false")
     caps = sc.get("capabilities", {})
     need(caps.get("drop") == ["ALL"], "capabilities.drop must be [ALL]")
+    need(sc.get("seccompProfile", {}).get("type") in ("Unconfined", "RuntimeDefault", "Localhost"), "seccompProfile.type must be set")
     for cap in caps.get("add", []):
         need(cap in LINUX_CAPS, f"unknown capability {cap} (Kubernetes names have no CAP_ prefix)")
     ports = [p.get("containerPort") for p in c.get("ports", [])]
@@ -131,6 +132,11 @@ def podman_args(docs):
         out.append("--cap-add=" + ",".join("CAP_" + x for x in caps["add"]))
     if sc.get("allowPrivilegeEscalation") is False:
         out.append("--security-opt=no-new-privileges")
+    seccomp = sc.get("seccompProfile", {}).get("type")
+    if seccomp == "Unconfined":
+        out.append("--security-opt=seccomp=unconfined")
+    elif seccomp not in (None, "RuntimeDefault"):
+        sys.exit(f"seccompProfile {seccomp}: no podman equivalent here")
     if sc.get("readOnlyRootFilesystem"):
         out.append("--read-only")
     if "runAsUser" in sc:

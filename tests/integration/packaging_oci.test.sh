@@ -73,7 +73,13 @@ check_pairing() {
   [ "$(pair_field a b state)" = violated ] || fail "$1: a->b should be violated"
 }
 
-podman run -d --name "$CONTAINER" "${run_args[@]}" -v "$WORK/etc:/etc/skewscope:ro" \
+# Settings of this machine's container runtime, not of the DaemonSet: crun refuses hybrid
+# cgroup hierarchies (runc does not), and the limits podman would set by default exceed what this
+# root may set.
+runtime=()
+[ "$(stat -fc %T /sys/fs/cgroup)" = cgroup2fs ] || runtime=(--runtime runc)
+limits=(--ulimit "nofile=$(ulimit -Hn):$(ulimit -Hn)" --ulimit nproc=4096:4096)
+podman "${runtime[@]}" run -d --name "$CONTAINER" "${limits[@]}" "${run_args[@]}" -v "$WORK/etc:/etc/skewscope:ro" \
   "$IMAGE" agent --config /etc/skewscope/agent.conf >/dev/null || fail "podman run"
 port=
 for _ in $(seq 1 100); do
@@ -85,7 +91,7 @@ done
 [ -n "$port" ] || { podman logs "$CONTAINER"; fail "containerised agent did not listen"; }
 AGENT_URL=http://127.0.0.1:$port
 check_pairing container "$SOCK"
-podman stop -t 5 "$CONTAINER" >/dev/null
+podman "${runtime[@]}" stop -t 5 "$CONTAINER" >/dev/null
 [ "$(podman inspect -f '{{.State.ExitCode}}' "$CONTAINER")" = 0 ] || fail "container did not exit 0 on SIGTERM"
 podman rm "$CONTAINER" >/dev/null
 
