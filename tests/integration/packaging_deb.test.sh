@@ -4,7 +4,7 @@
 # configuration file: every `skewscope agent` flag is in it and every key in it is accepted.
 source "$(dirname "$0")/lib.sh"
 
-DEB=$("$SOURCE/scripts/package" "$BUILD") || fail "scripts/package failed"
+DEB=$("$SOURCE/scripts/package" "$BUILD" "$WORK") || fail "scripts/package failed"
 note "package $(basename "$DEB"): $(stat -c %s "$DEB") bytes, installed size $(dpkg-deb -f "$DEB" Installed-Size) KiB"
 
 # Contents.

@@ -24,7 +24,7 @@ trap 'rc_=$?; set +e; podman_cleanup; (exit $rc_); cleanup' EXIT INT TERM
 
 mountpoint -q /sys/kernel/tracing || mount -t tracefs tracefs /sys/kernel/tracing
 t0=$SECONDS
-DEB=$("$SOURCE/scripts/package" "$BUILD") || fail "scripts/package failed"
+DEB=$("$SOURCE/scripts/package" "$BUILD" "$WORK") || fail "scripts/package failed"
 "$SOURCE/packaging/oci/build-image" "$DEB" "$IMAGE" >/dev/null || fail "build-image failed"
 note "image built in $((SECONDS - t0)) s (with the package): $(podman image inspect --format '{{.Size}}' "$IMAGE") bytes"
 mapfile -t run_args < <("$SOURCE/packaging/kubernetes/manifest.py" podman-args "$MANIFEST")
