@@ -5,7 +5,7 @@
 #include <unistd.h>
 
 #include <CLI/CLI.hpp>
-#include <cstdlib>
+#include <cstdio>
 #include <fstream>
 #include <string>
 #include <vector>
