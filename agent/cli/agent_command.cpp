@@ -21,6 +21,7 @@
 #include "cli/agent_core.hpp"
 #include "cli/agent_routes.hpp"
 #include "cli/capture_loop.hpp"
+#include "cli/config_file.hpp"
 #include "clocks/clock_monitor.hpp"
 #include "cli/listen_address.hpp"
 #include "cli/option_checks.hpp"
@@ -200,6 +201,7 @@ std::string handle_control(const std::string& line, AgentCore& core, std::mutex&
 }  // namespace
 
 void add_agent_options(CLI::App& c, AgentOptions& o) {
+  add_config_file_option(c);
   c.add_option("--listen", o.listen, "HTTP address for /, /metrics, /api/v1/status (port 0: any free port)")
       ->capture_default_str();
   c.add_option("--host-name", o.host_name, "domain of events no --domain matches (default: hostname)");
