@@ -29,7 +29,7 @@ for name in sorted(doc_families - code_families):
 
 cli = (root / "agent/cli")
 options = set()
-for path in cli.glob("agent_command.cpp"):
+for path in [*cli.glob("agent_command.cpp"), *cli.glob("config_file.cpp")]:
     options.update(re.findall(r'add_(?:option|flag)\("(--[a-z0-9.-]+)"', path.read_text()))
 subcommands = set()
 for path in cli.glob("*.cpp"):
