@@ -1,4 +1,5 @@
 #include "capture/tcp_syscall_capture.hpp"
+#include "capture/ring_batch.hpp"
 
 #include <bpf/libbpf.h>
 #include <unistd.h>
@@ -137,33 +138,14 @@ TcpSyscallCapture::~TcpSyscallCapture() {
   if (skel_) tcp_syscalls__destroy(skel_);
 }
 
-namespace {
-// Returned by the record callback to stop a consume pass: libbpf then advances past the record
-// just copied and returns this value.
-constexpr int kBatchFull = -ENOBUFS;
-}  // namespace
-
 int TcpSyscallCapture::on_record(void* ctx, void* data, std::size_t size) {
   auto* self = static_cast<TcpSyscallCapture*>(ctx);
-  if (size != sizeof(skewscope_half_event)) {
-    self->malformed_.fetch_add(1, std::memory_order_relaxed);
-    return 0;
-  }
-  self->sink_->push_back(*static_cast<const skewscope_half_event*>(data));
-  return self->sink_->size() >= kMaxBatch ? kBatchFull : 0;
+  return append_ring_record(*self->sink_, self->malformed_, data, size, kMaxBatch);
 }
 
 bool TcpSyscallCapture::poll(std::vector<skewscope_half_event>& out, std::chrono::milliseconds timeout) {
-  sink_ = &out;
-  int n = 0;
-  if (out.size() < kMaxBatch) {
-    // Returns early only on a forced wake-up (ring a quarter full); epoll alone would never see
-    // the silently submitted records, hence the explicit consume after it.
-    n = ring_buffer__poll(ring_, static_cast<int>(timeout.count()));
-    if ((n >= 0 || n == -EINTR) && out.size() < kMaxBatch) n = ring_buffer__consume(ring_);
-  }
-  sink_ = nullptr;
-  if (n >= 0 || n == -EINTR || n == kBatchFull) return true;
+  const int n = poll_ring_batch(ring_, sink_, out, kMaxBatch, timeout);
+  if (n == 0) return true;
   error_ = std::string("reading the BPF ring buffer failed: ") + std::strerror(-n);
   return false;
 }

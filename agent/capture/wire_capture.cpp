@@ -1,4 +1,5 @@
 #include "capture/wire_capture.hpp"
+#include "capture/ring_batch.hpp"
 
 #include <bpf/bpf.h>
 #include <bpf/btf.h>
@@ -371,29 +372,14 @@ WireCapture::~WireCapture() {
   if (rx_stamp_socket_ >= 0) ::close(rx_stamp_socket_);  // gives back our net_timestamp reference
 }
 
-namespace {
-constexpr int kBatchFull = -ENOBUFS;
-}
-
 int WireCapture::on_record(void* ctx, void* data, std::size_t size) {
   auto* self = static_cast<WireCapture*>(ctx);
-  if (size != sizeof(skewscope_wire_event)) {
-    self->malformed_.fetch_add(1, std::memory_order_relaxed);
-    return 0;
-  }
-  self->sink_->push_back(*static_cast<const skewscope_wire_event*>(data));
-  return self->sink_->size() >= kMaxBatch ? kBatchFull : 0;
+  return append_ring_record(*self->sink_, self->malformed_, data, size, kMaxBatch);
 }
 
 bool WireCapture::poll(std::vector<skewscope_wire_event>& out, std::chrono::milliseconds timeout) {
-  sink_ = &out;
-  int n = 0;
-  if (out.size() < kMaxBatch) {
-    n = ring_buffer__poll(ring_, static_cast<int>(timeout.count()));
-    if ((n >= 0 || n == -EINTR) && out.size() < kMaxBatch) n = ring_buffer__consume(ring_);
-  }
-  sink_ = nullptr;
-  if (n >= 0 || n == -EINTR || n == kBatchFull) return true;
+  const int n = poll_ring_batch(ring_, sink_, out, kMaxBatch, timeout);
+  if (n == 0) return true;
   error_ = std::string("reading the wire ring buffer failed: ") + std::strerror(-n);
   return false;
 }

@@ -245,16 +245,7 @@ static __always_inline __u8 payload_classify(const __u8 *b, __u32 n)
 
 static __always_inline void payload_read_tuple(struct sock *sk, struct skewscope_payload_event *e)
 {
-	e->local_port = BPF_CORE_READ(sk, __sk_common.skc_num);
-	e->remote_port = bpf_ntohs(BPF_CORE_READ(sk, __sk_common.skc_dport));
-	if (BPF_CORE_READ(sk, __sk_common.skc_family) == SKEWSCOPE_AF_INET) {
-		ipv4_mapped(e->local_addr, BPF_CORE_READ(sk, __sk_common.skc_rcv_saddr));
-		ipv4_mapped(e->remote_addr, BPF_CORE_READ(sk, __sk_common.skc_daddr));
-	} else {
-		BPF_CORE_READ_INTO(&e->local_addr, sk, __sk_common.skc_v6_rcv_saddr.in6_u.u6_addr8);
-		BPF_CORE_READ_INTO(&e->remote_addr, sk, __sk_common.skc_v6_daddr.in6_u.u6_addr8);
-	}
-	e->netns_ino = BPF_CORE_READ(sk, __sk_common.skc_net.net, ns.inum);
+	READ_SOCK_TUPLE(sk, e);
 }
 
 /* At syscall exit of an armed call: copies the bytes moved (decides an undecided socket from

@@ -100,18 +100,26 @@ static __always_inline void ipv4_mapped(__u8 out[16], __be32 addr)
 	__builtin_memcpy(out + 12, &addr, 4);
 }
 
+/* The socket's identity as every record carries it (half and payload records name the same
+ * fields): addresses IPv4-mapped, ports in host order. A macro, not a function, so that it fills
+ * either record type in place. */
+#define READ_SOCK_TUPLE(sk, e)                                                                          \
+	do {                                                                                            \
+		(e)->local_port = BPF_CORE_READ(sk, __sk_common.skc_num);                               \
+		(e)->remote_port = bpf_ntohs(BPF_CORE_READ(sk, __sk_common.skc_dport));                 \
+		if (BPF_CORE_READ(sk, __sk_common.skc_family) == SKEWSCOPE_AF_INET) {                   \
+			ipv4_mapped((e)->local_addr, BPF_CORE_READ(sk, __sk_common.skc_rcv_saddr));     \
+			ipv4_mapped((e)->remote_addr, BPF_CORE_READ(sk, __sk_common.skc_daddr));        \
+		} else {                                                                                \
+			BPF_CORE_READ_INTO(&(e)->local_addr, sk, __sk_common.skc_v6_rcv_saddr.in6_u.u6_addr8); \
+			BPF_CORE_READ_INTO(&(e)->remote_addr, sk, __sk_common.skc_v6_daddr.in6_u.u6_addr8);    \
+		}                                                                                       \
+		(e)->netns_ino = BPF_CORE_READ(sk, __sk_common.skc_net.net, ns.inum);                   \
+	} while (0)
+
 static __always_inline void read_tuple(struct sock *sk, struct skewscope_half_event *e)
 {
-	e->local_port = BPF_CORE_READ(sk, __sk_common.skc_num);
-	e->remote_port = bpf_ntohs(BPF_CORE_READ(sk, __sk_common.skc_dport));
-	if (BPF_CORE_READ(sk, __sk_common.skc_family) == SKEWSCOPE_AF_INET) {
-		ipv4_mapped(e->local_addr, BPF_CORE_READ(sk, __sk_common.skc_rcv_saddr));
-		ipv4_mapped(e->remote_addr, BPF_CORE_READ(sk, __sk_common.skc_daddr));
-	} else {
-		BPF_CORE_READ_INTO(&e->local_addr, sk, __sk_common.skc_v6_rcv_saddr.in6_u.u6_addr8);
-		BPF_CORE_READ_INTO(&e->remote_addr, sk, __sk_common.skc_v6_daddr.in6_u.u6_addr8);
-	}
-	e->netns_ino = BPF_CORE_READ(sk, __sk_common.skc_net.net, ns.inum);
+	READ_SOCK_TUPLE(sk, e);
 }
 
 /* read_tuple through a BTF pointer: about twelve loads instead of twelve helper calls. */
