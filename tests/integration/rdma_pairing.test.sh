@@ -45,19 +45,30 @@ run() {
   sleep 0.3  # the agent reads its ring every 20 ms
 }
 
-# Warm-up: the provider's functions are learnt from this program's first ibv_open_device.
-run 7100 3
-[ "$(spans a b spans)" -eq 0 ] || fail "an untracked QP produced spans"
-[ "$(rdma_field untracked_connects)" -eq 2 ] || fail "expected 2 untracked connects, got $(rdma_field untracked_connects)"
-[ "$(rdma_field probes.provider)" -eq 3 ] || fail "provider functions not probed: $(status_json | jq -c .rdma.probes)"
+# Warm-up: the provider's functions are learnt from a program's first ibv_open_device, read from
+# its /proc/PID/maps while it runs; a short program may exit first (then the next run teaches it).
+# Whether a warm-up QP is tracked depends on whether its RTR came after the attach: either way it
+# must never give a wrong span, so only the sign is checked here and later counts are deltas.
+warm=0
+for port in 7100 7104 7105 7106 7107; do
+  run $port 200
+  [ "$(rdma_field probes.provider)" -eq 3 ] && { warm=1; break; }
+done
+[ $warm = 1 ] || fail "provider functions not probed: $(status_json | jq -c .rdma.probes)"
+[ "$(spans a b negative_spans)" -eq 0 ] && [ "$(spans b a negative_spans)" -eq 0 ] ||
+  fail "negative span from a warm-up QP with one clock"
+sleep 2.5  # warm-up halves of a QP tracked on one side only age out now, not in the checks below
+ab0=$(spans a b spans) ba0=$(spans b a spans)
+unpaired_sends0=$(rdma_field unpaired_sends) unpaired_recvs0=$(rdma_field unpaired_recvs)
+note "warm-up: $ab0 + $ba0 spans, untracked connects $(rdma_field untracked_connects)"
 writes0=$(rdma_field kernel.writes)
 flushed0=$(rdma_field kernel.flushed)
 
 # One clock, system library.
 run 7101 1000
 jq -c . "$WORK/client.7101"
-[ "$(spans a b spans)" -eq 1000 ] || fail "a->b: expected 1000 spans, got $(spans a b spans)"
-[ "$(spans b a spans)" -eq 1000 ] || fail "b->a: expected 1000 spans, got $(spans b a spans)"
+[ "$(spans a b spans)" -eq $((ab0 + 1000)) ] || fail "a->b: expected $ab0 + 1000 spans, got $(spans a b spans)"
+[ "$(spans b a spans)" -eq $((ba0 + 1000)) ] || fail "b->a: expected $ba0 + 1000 spans, got $(spans b a spans)"
 [ "$(spans a b negative_spans)" -eq 0 ] || fail "negative a->b span with one clock"
 [ "$(spans b a negative_spans)" -eq 0 ] || fail "negative b->a span with one clock"
 [ $(($(rdma_field kernel.writes) - writes0)) -eq 5 ] || fail "RDMA WRITEs not counted: $(rdma_field kernel.writes)"
@@ -75,8 +86,8 @@ BEFORE_CLIENT=wait_private run 7102 500 unshare -m --propagation private \
   sh -c "mount --bind '$WORK/libibverbs-private.so' '$LIBIBVERBS' && exec \"\$0\" \"\$@\""
 BEFORE_CLIENT=
 grep 'attached rdma_modify_qp' "$WORK/agent.log" | tail -1
-[ "$(spans a b spans)" -eq 1500 ] || fail "private copy: expected 1500 a->b spans, got $(spans a b spans)"
-[ "$(spans b a spans)" -eq 1500 ] || fail "private copy: expected 1500 b->a spans, got $(spans b a spans)"
+[ "$(spans a b spans)" -eq $((ab0 + 1500)) ] || fail "private copy: expected $ab0 + 1500 a->b spans, got $(spans a b spans)"
+[ "$(spans b a spans)" -eq $((ba0 + 1500)) ] || fail "private copy: expected $ba0 + 1500 b->a spans, got $(spans b a spans)"
 [ "$(spans a b negative_spans)" -eq 0 ] && [ "$(spans b a negative_spans)" -eq 0 ] || fail "negative span with one clock"
 detached_ok() { [ "$(rdma_field probes.detached)" -ge 3 ]; }
 wait_until 5 detached_ok || fail "probes on the private copy not removed after its process exited"
@@ -90,8 +101,8 @@ run 7103 300
 
 sleep 2.5  # unpaired halves age out after --send-max-age
 status_json | jq -c '.rdma'
-[ "$(rdma_field unpaired_sends)" -eq 0 ] && [ "$(rdma_field unpaired_recvs)" -eq 0 ] || fail "unpaired RDMA halves"
-[ "$(rdma_field pairing_ratio)" = 1 ] || fail "pairing ratio $(rdma_field pairing_ratio)"
+[ "$(rdma_field unpaired_sends)" -eq "$unpaired_sends0" ] && [ "$(rdma_field unpaired_recvs)" -eq "$unpaired_recvs0" ] ||
+  fail "unpaired RDMA halves after the warm-up"
 [ "$(rdma_field kernel.ringbuf_full)" -eq 0 ] || fail "RDMA records lost"
 note "pairs $(rdma_field pairs), untracked connects $(rdma_field untracked_connects), writes $(rdma_field kernel.writes), flushed $(rdma_field kernel.flushed)"
 echo "PASS"
