@@ -1,4 +1,5 @@
 #include "capture/payload_reader.hpp"
+#include "capture/percpu_counters.hpp"
 
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
@@ -59,15 +60,9 @@ bool PayloadRingReader::poll(std::vector<PayloadRecord>& out) {
 PayloadCounters PayloadRingReader::counters() const {
   PayloadCounters c;
   c.malformed_records = malformed_.load(std::memory_order_relaxed);
-  int cpus = libbpf_num_possible_cpus();
-  if (cpus <= 0 || counters_fd_ < 0) return c;
-  std::vector<std::uint64_t> values(static_cast<std::size_t>(cpus));
-  auto sum = [&](std::uint32_t key) {
-    std::uint64_t total = 0;
-    if (bpf_map_lookup_elem(counters_fd_, &key, values.data()) == 0)
-      for (auto v : values) total += v;
-    return total;
-  };
+  PerCpuCounters counters(counters_fd_);
+  if (!counters.usable()) return c;
+  auto sum = [&](std::uint32_t slot) { return counters.sum(slot); };
   c.emitted = sum(SKEWSCOPE_PCNT_EMITTED);
   c.truncated = sum(SKEWSCOPE_PCNT_TRUNCATED);
   c.ringbuf_full = sum(SKEWSCOPE_PCNT_RINGBUF_FULL);

@@ -1,5 +1,6 @@
 #include "capture/tcp_syscall_capture.hpp"
 #include "capture/ring_batch.hpp"
+#include "capture/percpu_counters.hpp"
 
 #include <bpf/libbpf.h>
 #include <unistd.h>
@@ -156,16 +157,9 @@ int TcpSyscallCapture::payload_counters_fd() const { return bpf_map__fd(skel_->m
 SourceCounters TcpSyscallCapture::counters() const {
   SourceCounters c;
   c.malformed_records = malformed_.load(std::memory_order_relaxed);
-  int cpus = libbpf_num_possible_cpus();
-  if (cpus <= 0) return c;
-  std::vector<std::uint64_t> values(static_cast<std::size_t>(cpus));
-  auto sum = [&](std::uint32_t key) {
-    std::uint64_t total = 0;
-    if (bpf_map__lookup_elem(skel_->maps.counters, &key, sizeof key, values.data(),
-                             values.size() * sizeof(std::uint64_t), 0) == 0)
-      for (auto v : values) total += v;
-    return total;
-  };
+  PerCpuCounters counters(bpf_map__fd(skel_->maps.counters));
+  if (!counters.usable()) return c;
+  auto sum = [&](std::uint32_t slot) { return counters.sum(slot); };
   c.emitted = sum(SKEWSCOPE_CNT_EMITTED);
   c.ringbuf_full = sum(SKEWSCOPE_CNT_RINGBUF_FULL);
   c.inflight_full = sum(SKEWSCOPE_CNT_INFLIGHT_FULL);
