@@ -213,6 +213,12 @@ int rdma_modify_qp(struct pt_regs *ctx)
 	e->opcode = tracked;
 	bpf_probe_read_user(&e->peer_qpn, 4, (void *)(attr + ATTR_DEST_QPN));
 	bpf_probe_read_user(e->gid, 16, (void *)(attr + ATTR_DGID));
+	bpf_probe_read_user(&e->sgid_index, 1, (void *)(attr + ATTR_SGID_INDEX));
+	bpf_probe_read_user(&e->port_num, 1, (void *)(attr + ATTR_AH_PORT));
+	__u64 device = 0;
+	bpf_probe_read_user(&device, 8, (void *)(context + CTX_DEVICE));
+	if (device)
+		bpf_probe_read_user_str(e->device, sizeof(e->device), (void *)(device + DEVICE_NAME));
 	submit(e);
 	return 0;
 }

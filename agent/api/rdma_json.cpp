@@ -8,11 +8,28 @@ nlohmann::json rdma_json(const RdmaReport& r) {
   for (unsigned i = 0; i < SKEWSCOPE_RDMA_CNT__COUNT; ++i) kernel[rdma_counter_name(i)] = r.source.kernel[i];
   const auto& p = r.pairing;
   const std::uint64_t settled = p.pairs + p.sends_expired;
+  json exchange = nullptr;
+  if (r.exchange) {
+    const auto& o = r.exchange->owner;
+    exchange = {{"shipped", r.exchange->shipped},
+                {"no_local_gid", r.exchange->no_local_gid},
+                {"owner", {{"sends", o.sends},
+                           {"recvs", o.recvs},
+                           {"pairs", o.pairs},
+                           {"connects", o.connects},
+                           {"unpaired_sends", o.sends_expired},
+                           {"unpaired_recvs", o.recvs_expired},
+                           {"superseded", o.superseded},
+                           {"duplicates", o.duplicates},
+                           {"dropped_table_full", o.dropped_table_full}}}};
+  }
   return {{"probes", {{"library", r.source.library_probes},
                       {"provider", r.source.provider_probes},
                       {"attach_failures", r.source.attach_failures},
                       {"unresolved_functions", r.source.unresolved_functions},
                       {"detached", r.source.detached}}},
+          {"local_gids", {{"resolved", r.source.local_gids}, {"unknown", r.source.local_gid_unknown}}},
+          {"exchange", exchange},
           {"kernel", kernel},
           {"malformed_records", r.source.malformed_records},
           {"outside_domains", r.outside_domains},

@@ -1,4 +1,5 @@
 #include "capture/rdma_capture.hpp"
+#include "capture/rdma_gid.hpp"
 
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
@@ -88,9 +89,22 @@ int RdmaCapture::on_record(void* ctx, void* data, std::size_t size) {
   }
   skewscope_rdma_event e;
   std::memcpy(&e, data, sizeof e);
+  if (e.kind == SKEWSCOPE_RDMA_CONNECT) self->resolve_local_gid(e);
   self->sink_->push_back(e);
   // Stop this pass once the batch is full; the rest stays in the ring for the next poll.
   return self->sink_->size() >= kMaxBatch ? 1 : 0;
+}
+
+void RdmaCapture::resolve_local_gid(skewscope_rdma_event& e) {
+  // Now, while the process that just moved its QP to RTR still runs: it is its view of sysfs.
+  const std::string_view device(e.device, strnlen(e.device, sizeof e.device));
+  if (auto gid = read_local_gid(e.pid, device, e.port_num, e.sgid_index)) {
+    std::memcpy(e.local_gid, gid->data(), sizeof e.local_gid);
+    e.local_gid_known = 1;
+    ++stats_.local_gids;
+  } else {
+    ++stats_.local_gid_unknown;
+  }
 }
 
 bool RdmaCapture::attach(std::uint64_t dev, std::uint64_t inode, std::uint64_t offset, bpf_program* prog,

@@ -67,6 +67,7 @@ class RdmaCapture {
   void attach_library(const std::string& file, std::uint64_t dev, std::uint64_t inode, bool visible);
   void arm(std::uint64_t inode, std::uint64_t offset, bool on);
   void attach_provider(const skewscope_rdma_event& e);
+  void resolve_local_gid(skewscope_rdma_event& e);
 
   Log log_ = nullptr;
   rdma_verbs* skel_ = nullptr;

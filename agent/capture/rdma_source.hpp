@@ -18,6 +18,8 @@ struct RdmaSourceCounters {
   std::uint64_t unresolved_functions = 0;   // an address in no file mapping (process gone, JIT, ...)
   std::uint64_t detached = 0;               // probes removed because no process maps their file
   std::uint64_t malformed_records = 0;      // ring buffer records of the wrong size
+  std::uint64_t local_gids = 0;             // connections whose local GID was read from the GID table
+  std::uint64_t local_gid_unknown = 0;      // ... or could not be (no sysfs entry): not shippable
 };
 
 // Name of a kernel counter, for the status JSON and logs.

@@ -160,6 +160,8 @@ AgentReport AgentCore::report(std::int64_t now_ns, const SourceCounters& source)
   }
   if (rdma_source_)
     r.rdma = RdmaReport{*rdma_source_, rdma_.counters(), rdma_outside_domains_, rdma_.pending_sends(), rdma_.pending_recvs()};
+  if (r.rdma && exchange_)
+    r.rdma->exchange = RdmaReport::Exchange{exchange_->rdma_shipped(), rdma_no_local_gid_, exchange_->pairing().rdma_counters()};
   r.ingest = ingest_;
   r.correlator = correlator_.counters();
   r.pending_sends = correlator_.pending_sends();

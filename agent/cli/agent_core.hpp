@@ -45,6 +45,8 @@ class AgentCore {
   // learnt, halves paired by (sender QPN, receiver QPN, ordinal) into `rdma` spans.
   void ingest_rdma(const std::vector<skewscope_rdma_event>& batch);
   void observe_rdma_source(const RdmaSourceCounters& counters) { rdma_source_ = counters; }
+  // With --exchange, RDMA halves whose peer GID is not a local address (agent_core_rdma.cpp).
+  void take_outgoing_rdma(std::vector<exchange::OutgoingRdmaHalf>& out);
   // The host's clock error bound (from the clock stage) applies to every domain on this kernel.
   void set_clock_bound(std::optional<std::int64_t> bound_ns) { clock_bound_ns_ = bound_ns; }
 
@@ -124,6 +126,8 @@ class AgentCore {
   RdmaPairing rdma_;
   std::optional<RdmaSourceCounters> rdma_source_;  // set once the RDMA capture runs
   std::uint64_t rdma_outside_domains_ = 0;
+  std::uint64_t rdma_no_local_gid_ = 0;  // cross-host halves with no local GID to key them by
+  bool ship_rdma(const RdmaHalf& half);  // true: shipped or dropped (counted), not paired here
   // The RDMA path's spans take the same way into health as TCP spans (no message info).
   void add_spans_to_health() { record_spans(nullptr); }
 };

@@ -6,7 +6,7 @@
 
 namespace skewscope {
 
-static_assert(sizeof(skewscope_rdma_event) == 120);
+static_assert(sizeof(skewscope_rdma_event) == 208);
 static_assert(offsetof(skewscope_rdma_event, ts_ns) == 0);
 static_assert(offsetof(skewscope_rdma_event, cgroup_id) == 8);
 static_assert(offsetof(skewscope_rdma_event, wr_id) == 16);
@@ -23,6 +23,11 @@ static_assert(offsetof(skewscope_rdma_event, kind) == 96);
 static_assert(offsetof(skewscope_rdma_event, opcode) == 97);
 static_assert(offsetof(skewscope_rdma_event, ts_source) == 98);
 static_assert(offsetof(skewscope_rdma_event, comm) == 104);
+static_assert(offsetof(skewscope_rdma_event, sgid_index) == 120);
+static_assert(offsetof(skewscope_rdma_event, port_num) == 121);
+static_assert(offsetof(skewscope_rdma_event, local_gid_known) == 122);
+static_assert(offsetof(skewscope_rdma_event, local_gid) == 128);
+static_assert(offsetof(skewscope_rdma_event, device) == 144);
 
 void AgentCore::ingest_rdma(const std::vector<skewscope_rdma_event>& batch) {
   spans_.clear();
@@ -36,9 +41,15 @@ void AgentCore::ingest_rdma(const std::vector<skewscope_rdma_event>& batch) {
     const RdmaEndpoint local{*domain, e.pid, e.qpn};
     switch (e.kind) {
       case SKEWSCOPE_RDMA_CONNECT: {
-        Address gid;
-        std::copy(std::begin(e.gid), std::end(e.gid), gid.begin());
-        rdma_.connect(local, e.peer_qpn, gid, e.opcode != 0);
+        RdmaConnection c;
+        c.peer_qpn = e.peer_qpn;
+        std::copy(std::begin(e.gid), std::end(e.gid), c.peer_gid.begin());
+        if (e.local_gid_known) {
+          c.local_gid.emplace();
+          std::copy(std::begin(e.local_gid), std::end(e.local_gid), c.local_gid->begin());
+        }
+        c.generation = e.ts_ns;
+        rdma_.connect(local, c, e.opcode != 0);
         break;
       }
       case SKEWSCOPE_RDMA_QP_CREATED: rdma_.qp_created(local); break;
@@ -51,6 +62,7 @@ void AgentCore::ingest_rdma(const std::vector<skewscope_rdma_event>& batch) {
         half.bytes = e.bytes;
         half.capture_ns = static_cast<std::int64_t>(e.ts_ns);
         half.domain_ns = simulated_.apply(*domain, half.capture_ns, clock_mapping_.to_realtime(half.capture_ns));
+        if (exchange_ && ship_rdma(half)) break;
         rdma_.add(half, spans_);
         break;
       }
@@ -58,6 +70,34 @@ void AgentCore::ingest_rdma(const std::vector<skewscope_rdma_event>& batch) {
     }
   }
   add_spans_to_health();
+}
+
+bool AgentCore::ship_rdma(const RdmaHalf& half) {
+  // Local when the peer's GID is an address of one of this agent's domains (on RoCEv2 a GID is
+  // the port's IP address); otherwise the owner of the host pair "min|max" of the two GIDs pairs
+  // it. A half whose connection is unknown stays here (counted as no_connection).
+  const RdmaConnection* c = rdma_.connection(half.local);
+  if (!c || exchange_->owns(c->peer_gid)) return false;
+  if (!c->local_gid) {
+    ++rdma_no_local_gid_;  // no key to ship it by: dropped, counted
+    return true;
+  }
+  exchange::OutgoingRdmaHalf out;
+  out.wire = exchange::WireRdmaHalf{half.kind, *c->local_gid, c->peer_gid, half.local.qpn, c->peer_qpn,
+                                    half.local.pid, c->generation, half.ordinal, half.bytes, half.domain_ns,
+                                    half.local.domain};
+  out.capture_ns = half.capture_ns;
+  out.clock_error_ns = half.domain_ns - clock_mapping_.to_realtime(half.capture_ns);
+  exchange_->ship_rdma(out);
+  return true;
+}
+
+void AgentCore::take_outgoing_rdma(std::vector<exchange::OutgoingRdmaHalf>& out) {
+  if (exchange_) {
+    exchange_->take_outgoing_rdma(out);
+  } else {
+    out.clear();
+  }
 }
 
 }  // namespace skewscope

@@ -20,6 +20,23 @@ void RdmaPairing::retire(const RdmaEndpoint& local) {
 }
 
 void RdmaPairing::connect(const RdmaEndpoint& local, std::uint32_t peer_qpn, const Address& peer_gid, bool tracked) {
+  connect(local, RdmaConnection{peer_qpn, peer_gid, std::nullopt, 0}, tracked);
+}
+
+void RdmaPairing::connect_if_new(const RdmaEndpoint& local, const RdmaConnection& connection) {
+  auto it = connections_.find(local);
+  if (it != connections_.end() && it->second.generation == connection.generation &&
+      it->second.peer_qpn == connection.peer_qpn && it->second.peer_gid == connection.peer_gid)
+    return;
+  connect(local, connection, true);
+}
+
+const RdmaConnection* RdmaPairing::connection(const RdmaEndpoint& local) const {
+  auto it = connections_.find(local);
+  return it == connections_.end() ? nullptr : &it->second;
+}
+
+void RdmaPairing::connect(const RdmaEndpoint& local, const RdmaConnection& connection, bool tracked) {
   ++counters_.connects;
   retire(local);
   if (!tracked) {
@@ -31,7 +48,7 @@ void RdmaPairing::connect(const RdmaEndpoint& local, std::uint32_t peer_qpn, con
     ++counters_.dropped_table_full;
     return;
   }
-  connections_[local] = Connection{peer_qpn, peer_gid};
+  connections_[local] = connection;
 }
 
 void RdmaPairing::qp_created(const RdmaEndpoint& local) {

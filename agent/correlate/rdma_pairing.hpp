@@ -14,6 +14,7 @@
 
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <tuple>
 #include <vector>
 
@@ -37,6 +38,14 @@ struct RdmaHalf {
   std::uint32_t bytes = 0;
   std::int64_t capture_ns = 0;  // CLOCK_MONOTONIC at capture
   std::int64_t domain_ns = 0;   // the domain's wall clock
+};
+
+// What the RTR of a local QP said: its peer, and the connection's own GID when it could be read.
+struct RdmaConnection {
+  std::uint32_t peer_qpn = 0;
+  Address peer_gid{};
+  std::optional<Address> local_gid;  // the GID-table entry the QP sends from (not always known)
+  std::uint64_t generation = 0;      // identifies the RTR (its capture time): a new one restarts ordinals
 };
 
 struct RdmaPairingLimits {
@@ -67,6 +76,10 @@ class RdmaPairing {
   // The local QP moved to RTR towards (peer_qpn, peer GID): its ordinals restart at 0.
   // Untracked (the capture could not see all of its messages): forgotten, counted.
   void connect(const RdmaEndpoint& local, std::uint32_t peer_qpn, const Address& peer_gid, bool tracked = true);
+  void connect(const RdmaEndpoint& local, const RdmaConnection& connection, bool tracked);
+  // For halves that carry their connection (the exchange's owner): connects only when the
+  // endpoint's connection is unknown or is another RTR (generation or peer changed).
+  void connect_if_new(const RdmaEndpoint& local, const RdmaConnection& connection);
   // A QP was created with this number: whatever was known of an earlier QP with it is gone.
   void qp_created(const RdmaEndpoint& local);
   // Appends the span this half completes, if any.
@@ -79,12 +92,10 @@ class RdmaPairing {
   // The peer GID a local QP was connected to (the peer host's address on RoCEv2), for the
   // exchange's key; nullptr when its RTR was not seen.
   const Address* peer_gid(const RdmaEndpoint& local) const;
+  const RdmaConnection* connection(const RdmaEndpoint& local) const;
 
  private:
-  struct Connection {
-    std::uint32_t peer_qpn = 0;
-    Address peer_gid{};
-  };
+  using Connection = RdmaConnection;
   // (sender QPN, receiver QPN, ordinal)
   using Key = std::tuple<std::uint32_t, std::uint32_t, std::uint64_t>;
   struct Waiting {

@@ -24,6 +24,13 @@ struct OutgoingHalf {
   std::int64_t clock_error_ns = 0;  // the domain's simulated clock error at capture (lab)
 };
 
+// An RDMA half on its way out (agent_core_rdma.cpp); its wall-clock time is fixed the same way.
+struct OutgoingRdmaHalf {
+  WireRdmaHalf wire;
+  std::int64_t capture_ns = 0;
+  std::int64_t clock_error_ns = 0;
+};
+
 struct CoreExchangeConfig {
   std::uint32_t sample_one_in = 1;
   std::size_t outbox_limit = 1 << 17;  // halves waiting for the Kafka thread (~10 MB at most)
@@ -54,6 +61,23 @@ class CoreExchange {
     return true;
   }
 
+  // RDMA: the caller decided the half leaves (its peer GID is no local address). Not sampled:
+  // --exchange-sample applies to TCP flows. Shares the hand-over bound with TCP halves.
+  bool owns(const Address& a) const { return owned_.owns(a); }
+  void ship_rdma(const OutgoingRdmaHalf& half) {
+    if (outbox_.size() + rdma_outbox_.size() >= config_.outbox_limit) {
+      ++outbox_full_;
+      return;
+    }
+    rdma_outbox_.push_back(half);
+    ++rdma_shipped_;
+  }
+  void take_outgoing_rdma(std::vector<OutgoingRdmaHalf>& out) {
+    out.clear();
+    out.swap(rdma_outbox_);
+  }
+  std::uint64_t rdma_shipped() const { return rdma_shipped_; }
+
   // The halves to ship; WireHalf::domain holds the local DomainId.
   void take_outgoing(std::vector<OutgoingHalf>& out) {
     out.clear();
@@ -77,6 +101,8 @@ class CoreExchange {
   OwnedAddresses owned_;
   RemotePairing pairing_;
   std::vector<OutgoingHalf> outbox_;
+  std::vector<OutgoingRdmaHalf> rdma_outbox_;
+  std::uint64_t rdma_shipped_ = 0;
   std::uint64_t local_ = 0, sampled_out_ = 0, outbox_full_ = 0;
 };
 

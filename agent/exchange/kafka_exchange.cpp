@@ -222,11 +222,13 @@ std::optional<std::int64_t> KafkaExchange::realtime_at(std::int64_t mono_ns) con
 
 void KafkaExchange::produce_outgoing() {
   std::vector<OutgoingHalf> out;
+  std::vector<OutgoingRdmaHalf> rdma_out;
   std::vector<std::string> names;
   {
     std::lock_guard guard(core_lock_);
     core_.take_outgoing(out);
-    if (out.empty()) return;
+    core_.take_outgoing_rdma(rdma_out);
+    if (out.empty() && rdma_out.empty()) return;
     for (std::size_t i = 0; i < core_.domains().size(); ++i) names.push_back(core_.domains().name(static_cast<DomainId>(i)));
   }
   sample_clocks();  // after the take: every half taken was captured before this sample
@@ -244,13 +246,28 @@ void KafkaExchange::produce_outgoing() {
     h.domain = it->second;
     b.halves.push_back(h);
   }
+  // RDMA halves: keyed by the two GIDs (on RoCEv2 the hosts' addresses), otherwise the same.
+  for (OutgoingRdmaHalf& o : rdma_out) {
+    WireRdmaHalf& h = o.wire;
+    if (auto real = realtime_at(o.capture_ns)) h.realtime_ns = *real + o.clock_error_ns;
+    FlowKey hosts;
+    hosts.src_addr = h.local_gid;
+    hosts.dst_addr = h.peer_gid;
+    std::string key = host_pair_key(hosts);
+    WireBatch& b = batches[key];
+    auto& index = domain_index[key];
+    auto [it, added] = index.try_emplace(h.domain, static_cast<std::uint32_t>(b.domains.size()));
+    if (added) b.domains.push_back(names.at(h.domain));
+    h.domain = it->second;
+    b.rdma_halves.push_back(h);
+  }
   for (auto& [key, batch] : batches) {
     batch.host = settings_.host_name;
     batch.clock_error_bound_ns = clock_bound_ns_;
     batch.clock_status = clock_status_;
     auto& dropped = dropped_since_batch_[key];
     batch.dropped_before = dropped;
-    const std::uint64_t halves = batch.halves.size();
+    const std::uint64_t halves = batch.halves.size() + batch.rdma_halves.size();
     std::string value = encode_record(batch);
     rd_kafka_resp_err_t err = rd_kafka_producev(
         producer_, RD_KAFKA_V_TOPIC(settings_.topic.c_str()), RD_KAFKA_V_KEY(key.data(), key.size()),

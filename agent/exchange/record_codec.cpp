@@ -42,7 +42,9 @@ std::string encode_record(const WireBatch& batch) {
   pb.mutable_clock()->set_error_bound_ns(batch.clock_error_bound_ns);
   pb.mutable_clock()->set_status(batch.clock_status);
   pb.set_dropped_before(batch.dropped_before);
-  const std::int64_t base = batch.halves.empty() ? 0 : batch.halves.front().realtime_ns;
+  const std::int64_t base = !batch.halves.empty()        ? batch.halves.front().realtime_ns
+                            : !batch.rdma_halves.empty() ? batch.rdma_halves.front().realtime_ns
+                                                         : 0;
   pb.set_base_realtime_ns(base);
   // A batch holds one host pair: a few flows, many halves each. Addresses go once per flow.
   std::unordered_map<FlowKey, std::uint32_t, FlowKeyHash> flow_index;
@@ -64,6 +66,7 @@ std::string encode_record(const WireBatch& batch) {
     out->set_bytes(h.bytes);
     out->set_realtime_delta_ns(h.realtime_ns - base);
   }
+  encode_rdma_halves(batch.rdma_halves, base, pb);
   std::string payload = pb.SerializeAsString();
   std::string record(kEnvelopeBytes, '\0');
   record[0] = static_cast<char>(kMagic0);
@@ -90,7 +93,7 @@ DecodedRecord decode_record(std::span<const std::uint8_t> bytes) {
   quiet_protobuf();
   v1::HalvesBatch pb;
   if (!pb.ParseFromArray(bytes.data() + kEnvelopeBytes, static_cast<int>(n))) return reject(RecordReject::bad_protobuf);
-  if (pb.halves_size() > static_cast<int>(kMaxHalvesPerRecord) ||
+  if (pb.halves_size() + static_cast<std::int64_t>(pb.rdma_halves_size()) > static_cast<std::int64_t>(kMaxHalvesPerRecord) ||
       pb.domains_size() > static_cast<int>(kMaxDomainsPerRecord) || !is_valid_domain_name(pb.host()))
     return reject(RecordReject::invalid_content);
   WireBatch batch;
@@ -131,6 +134,7 @@ DecodedRecord decode_record(std::span<const std::uint8_t> bytes) {
                                               static_cast<std::uint64_t>(h.realtime_delta_ns()));
     batch.halves.push_back(w);
   }
+  if (!decode_rdma_halves(pb, batch.domains.size(), batch.rdma_halves)) return reject(RecordReject::invalid_content);
   return DecodedRecord{std::move(batch), RecordReject::truncated};
 }
 

@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "exchange/rdma_record_codec.hpp"
 #include "skewscope/half.hpp"
 
 namespace skewscope::exchange {
@@ -41,6 +42,7 @@ struct WireBatch {
   std::uint32_t clock_status = 0;
   std::uint64_t dropped_before = 0;
   std::vector<WireHalf> halves;
+  std::vector<WireRdmaHalf> rdma_halves;  // rdma_record_codec
   bool operator==(const WireBatch&) const = default;
 };
 

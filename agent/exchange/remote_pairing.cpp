@@ -23,6 +23,7 @@ void RemotePairing::revoke(const std::vector<std::int32_t>& partitions) {
     dropped_[static_cast<std::size_t>(DropReason::partition_revoked)] +=
         it->second.correlator.pending_sends() + it->second.correlator.pending_recvs();
     unpaired_sends_revoked_ += it->second.correlator.counters().sends_expired;
+    revoke_rdma(it->second);
     partitions_.erase(it);
   }
 }
@@ -73,6 +74,7 @@ void RemotePairing::ingest(std::int32_t partition, const WireBatch& batch, std::
     h.domain = domain;
     part.correlator.add(h, spans_);
   }
+  ingest_rdma(part, batch, now_ns);
   const auto full = part.correlator.counters().dropped_table_full;
   if (full != part.table_full_seen) {
     dropped_[static_cast<std::size_t>(DropReason::pending_full)] += full - part.table_full_seen;
@@ -108,6 +110,7 @@ void RemotePairing::note_gap(std::int32_t partition, std::uint64_t records, std:
 void RemotePairing::tick(std::int64_t now_ns, bool estimate) {
   for (auto& [_, part] : partitions_) {
     part.correlator.expire(now_ns);
+    for (auto& [_, rdma] : part.rdma) rdma.expire(now_ns);
     if (estimate) part.estimator.tick(now_ns);
   }
 }

@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "correlate/correlator.hpp"
+#include "correlate/rdma_pairing.hpp"
 #include "domains/domain_registry.hpp"
 #include "estimate/estimator.hpp"
 #include "exchange/exchange_report.hpp"
@@ -48,6 +49,9 @@ class RemotePairing {
   void fill(ExchangeReport& report) const;
 
   std::uint64_t drops(DropReason r) const { return dropped_[static_cast<std::size_t>(r)]; }
+  // RDMA pairing of the owned partitions (remote_rdma.cpp), summed.
+  RdmaPairingCounters rdma_counters() const;
+  static constexpr std::size_t kMaxRdmaHostPairs = 64;  // per partition, each with its own table
 
  private:
   struct Partition {
@@ -59,7 +63,11 @@ class RemotePairing {
     std::int64_t owned_since_ns = 0;
     std::optional<std::int64_t> last_loss_ns;
     std::uint64_t table_full_seen = 0;
+    // RDMA: one table per unordered GID pair, since QPNs are unique only per device.
+    std::map<std::pair<Address, Address>, RdmaPairing> rdma;
   };
+  void ingest_rdma(Partition& part, const WireBatch& batch, std::int64_t now_ns);  // appends to spans_
+  void revoke_rdma(const Partition& part);
   bool uncertain(const Partition& p, std::int64_t now_ns) const;
   std::optional<std::int64_t> pair_bound(DomainId src, DomainId dst) const;
 
@@ -72,6 +80,7 @@ class RemotePairing {
   std::array<std::uint64_t, static_cast<std::size_t>(DropReason::count_)> dropped_{};
   std::uint64_t halves_consumed_ = 0, records_consumed_ = 0;
   std::uint64_t unpaired_sends_revoked_ = 0;  // from partitions no longer owned
+  RdmaPairingCounters rdma_revoked_;          // RDMA counters of partitions no longer owned
   std::vector<Span> spans_;
   std::vector<std::int64_t> delays_ns_;  // ring of the last kDelaySamples pairing delays
   std::size_t next_delay_ = 0;

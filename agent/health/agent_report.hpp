@@ -74,6 +74,14 @@ struct RdmaReport {
   std::uint64_t outside_domains = 0;  // records of no declared domain (--only-domains)
   std::size_t pending_sends = 0;
   std::size_t pending_recvs = 0;
+  // With --exchange: halves shipped to the owner of their host pair, halves that could not be
+  // keyed (no local GID), and the RDMA pairing of the partitions this agent owns.
+  struct Exchange {
+    std::uint64_t shipped = 0;
+    std::uint64_t no_local_gid = 0;
+    RdmaPairingCounters owner;
+  };
+  std::optional<Exchange> exchange;
 };
 
 struct AgentReport {

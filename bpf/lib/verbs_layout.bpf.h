@@ -36,6 +36,10 @@
 #define WC_QP_NUM 28
 #define ATTR_DEST_QPN 28
 #define ATTR_DGID 56
+#define ATTR_SGID_INDEX 76 /* ah_attr.grh.sgid_index */
+#define ATTR_AH_PORT 86    /* ah_attr.port_num */
+#define CTX_DEVICE 0
+#define DEVICE_NAME 24      /* ibv_device.name[64] */
 #define QP_STATE_MASK 1
 #define QP_DEST_QPN_MASK (1 << 20)
 #define QPS_RTR 2

@@ -11,6 +11,7 @@
 #endif
 
 #define SKEWSCOPE_RDMA_COMM_LEN 16
+#define SKEWSCOPE_RDMA_DEVICE_LEN 64 /* IB_DEVICE_NAME_MAX */
 
 enum skewscope_rdma_kind {
 	SKEWSCOPE_RDMA_SEND = 1,       /* a posted WR that will consume a receive at the peer */
@@ -61,6 +62,15 @@ struct skewscope_rdma_event {
 	__u8 ts_source;    /* enum skewscope_rdma_ts_source */
 	__u8 pad[5];
 	char comm[SKEWSCOPE_RDMA_COMM_LEN];
+	/* CONNECT only. The local GID is named by an index into the port's GID table; the table is
+	 * not in user memory, so the agent resolves it (from the process's view of sysfs) and fills
+	 * local_gid in user space: the kernel side leaves it zero and local_gid_known 0. */
+	__u8 sgid_index;   /* ah_attr.grh.sgid_index */
+	__u8 port_num;     /* ah_attr.port_num */
+	__u8 local_gid_known; /* set by the agent: 1 when local_gid holds the resolved GID */
+	__u8 pad2[5];
+	__u8 local_gid[16];
+	char device[SKEWSCOPE_RDMA_DEVICE_LEN]; /* ibv_device.name of the QP's context */
 };
 
 #endif
