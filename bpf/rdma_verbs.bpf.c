@@ -29,7 +29,6 @@ struct vm_area_struct___rdma {
 } __attribute__((preserve_access_index));
 
 #define MAX_WRS 16 /* WRs read per post_send call; more are counted */
-#define MAX_SGES 4 /* scatter/gather entries summed per WR */
 #define MAX_WCS 16 /* completions read per poll_cq return; more are counted */
 
 struct {
@@ -159,9 +158,9 @@ static __always_inline void report_functions(__u8 kind, __u64 context, __u32 qpn
 	struct skewscope_rdma_event *e = reserve(kind, bpf_ktime_get_ns());
 	if (!e)
 		return;
-	bpf_probe_read_user(&e->fn[0], 8, (void *)(context + CTX_OPS_POST_SEND));
-	bpf_probe_read_user(&e->fn[1], 8, (void *)(context + CTX_OPS_POST_RECV));
-	bpf_probe_read_user(&e->fn[2], 8, (void *)(context + CTX_OPS_POLL_CQ));
+	e->fn[0] = context_op(context, CTX_OPS_POST_SEND);
+	e->fn[1] = context_op(context, CTX_OPS_POST_RECV);
+	e->fn[2] = context_op(context, CTX_OPS_POLL_CQ);
 	e->qpn = qpn;
 	submit(e);
 }
@@ -176,12 +175,11 @@ int rdma_open_device_ret(struct pt_regs *ctx)
 SEC("uretprobe")
 int rdma_create_qp_ret(struct pt_regs *ctx)
 {
-	__u64 qp = RET(ctx), context = 0;
-	__u32 qpn = 0;
+	__u64 qp = RET(ctx);
 	if (!qp)
 		return 0;
-	bpf_probe_read_user(&context, 8, (void *)(qp + QP_CONTEXT));
-	bpf_probe_read_user(&qpn, 4, (void *)(qp + QP_NUM));
+	__u64 context = qp_context(qp);
+	__u32 qpn = qp_number(qp);
 	restart_ordinals(qpn, 0); /* numbered from its RTR on */
 	report_functions(SKEWSCOPE_RDMA_QP_CREATED, context, qpn);
 	return 0;
@@ -192,18 +190,14 @@ SEC("uprobe")
 int rdma_modify_qp(struct pt_regs *ctx)
 {
 	__u64 qp = ARG1(ctx), attr = ARG2(ctx);
-	__u32 mask = (__u32)ARG3(ctx), state = 0, qpn = 0;
+	__u32 mask = (__u32)ARG3(ctx);
 	if (!(mask & QP_STATE_MASK) || !(mask & QP_DEST_QPN_MASK))
 		return 0;
-	bpf_probe_read_user(&state, 4, (void *)attr);
-	if (state != QPS_RTR)
+	if (read_user_u32(attr) != QPS_RTR)
 		return 0;
-	__u64 context = 0, post_send = 0, poll_cq = 0;
-	bpf_probe_read_user(&qpn, 4, (void *)(qp + QP_NUM));
-	bpf_probe_read_user(&context, 8, (void *)(qp + QP_CONTEXT));
-	bpf_probe_read_user(&post_send, 8, (void *)(context + CTX_OPS_POST_SEND));
-	bpf_probe_read_user(&poll_cq, 8, (void *)(context + CTX_OPS_POLL_CQ));
-	const bool tracked = armed(post_send) && armed(poll_cq);
+	__u32 qpn = qp_number(qp);
+	__u64 context = qp_context(qp);
+	const bool tracked = armed(context_op(context, CTX_OPS_POST_SEND)) && armed(context_op(context, CTX_OPS_POLL_CQ));
 	/* A new connection: its first message is ordinal 0 on both sides. */
 	restart_ordinals(qpn, tracked);
 	struct skewscope_rdma_event *e = reserve(SKEWSCOPE_RDMA_CONNECT, bpf_ktime_get_ns());
@@ -211,14 +205,7 @@ int rdma_modify_qp(struct pt_regs *ctx)
 		return 0;
 	e->qpn = qpn;
 	e->opcode = tracked;
-	bpf_probe_read_user(&e->peer_qpn, 4, (void *)(attr + ATTR_DEST_QPN));
-	bpf_probe_read_user(e->gid, 16, (void *)(attr + ATTR_DGID));
-	bpf_probe_read_user(&e->sgid_index, 1, (void *)(attr + ATTR_SGID_INDEX));
-	bpf_probe_read_user(&e->port_num, 1, (void *)(attr + ATTR_AH_PORT));
-	__u64 device = 0;
-	bpf_probe_read_user(&device, 8, (void *)(context + CTX_DEVICE));
-	if (device)
-		bpf_probe_read_user_str(e->device, sizeof(e->device), (void *)(device + DEVICE_NAME));
+	read_rtr_attr(attr, context, &e->peer_qpn, e->gid, &e->sgid_index, &e->port_num, e->device, sizeof(e->device));
 	submit(e);
 	return 0;
 }
@@ -229,29 +216,18 @@ int rdma_post_send(struct pt_regs *ctx)
 {
 	__u64 now = bpf_ktime_get_ns();
 	__u64 qp = ARG1(ctx), wr = ARG2(ctx);
-	__u32 qpn = 0;
-	bpf_probe_read_user(&qpn, 4, (void *)(qp + QP_NUM));
+	__u32 qpn = qp_number(qp);
 	struct qp_ordinals *ord = ordinals(qpn);
 	if (!ord)
 		return 0;
 	for (int i = 0; i < MAX_WRS && wr; i++) {
-		__u32 opcode = 0;
-		int num_sge = 0;
-		__u64 sg_list = 0, wr_id = 0, next = 0;
-		bpf_probe_read_user(&opcode, 4, (void *)(wr + WR_OPCODE));
-		bpf_probe_read_user(&next, 8, (void *)(wr + WR_NEXT));
+		__u32 opcode = read_user_u32(wr + WR_OPCODE);
+		__u64 next = read_user_u64(wr + WR_NEXT);
 		if (opcode == WR_RDMA_WRITE) {
 			count(SKEWSCOPE_RDMA_CNT_WRITES, 1);
 		} else if (opcode == WR_SEND || opcode == WR_SEND_WITH_IMM || opcode == WR_RDMA_WRITE_WITH_IMM) {
-			__u32 bytes = 0;
-			bpf_probe_read_user(&wr_id, 8, (void *)(wr + WR_ID));
-			bpf_probe_read_user(&sg_list, 8, (void *)(wr + WR_SG_LIST));
-			bpf_probe_read_user(&num_sge, 4, (void *)(wr + WR_NUM_SGE));
-			for (int s = 0; s < MAX_SGES && s < num_sge; s++) {
-				__u32 len = 0;
-				bpf_probe_read_user(&len, 4, (void *)(sg_list + s * SGE_SIZE + SGE_LENGTH));
-				bytes += len;
-			}
+			__u64 wr_id = read_user_u64(wr + WR_ID);
+			__u32 bytes = wr_total_length(wr);
 			__u64 ordinal = __sync_fetch_and_add(&ord->sent, 1);
 			struct skewscope_rdma_event *e = reserve(SKEWSCOPE_RDMA_SEND, now);
 			if (e) {
@@ -296,34 +272,28 @@ int rdma_poll_cq_ret(struct pt_regs *ctx)
 	__u64 wc = *saved;
 	bpf_map_delete_elem(&poll_wc, &id);
 	for (int i = 0; i < MAX_WCS && i < n; i++) {
-		__u64 entry = wc + (__u64)i * WC_SIZE;
-		__u32 status = 0, opcode = 0, qpn = 0, byte_len = 0;
-		__u64 wr_id = 0;
-		bpf_probe_read_user(&status, 4, (void *)(entry + WC_STATUS));
-		if (status) {
-			count(status == WC_FLUSH_ERR ? SKEWSCOPE_RDMA_CNT_FLUSHED : SKEWSCOPE_RDMA_CNT_ERROR_COMPLETIONS, 1);
+		struct verbs_wc c;
+		read_wc(wc + (__u64)i * WC_SIZE, &c);
+		if (c.status) {
+			count(c.status == WC_FLUSH_ERR ? SKEWSCOPE_RDMA_CNT_FLUSHED : SKEWSCOPE_RDMA_CNT_ERROR_COMPLETIONS, 1);
 			continue;
 		}
-		bpf_probe_read_user(&opcode, 4, (void *)(entry + WC_OPCODE));
-		if (!(opcode & WC_RECV_FLAG)) {
+		if (!(c.opcode & WC_RECV_FLAG)) {
 			count(SKEWSCOPE_RDMA_CNT_SEND_COMPLETIONS, 1);
 			continue;
 		}
-		bpf_probe_read_user(&qpn, 4, (void *)(entry + WC_QP_NUM));
-		bpf_probe_read_user(&byte_len, 4, (void *)(entry + WC_BYTE_LEN));
-		bpf_probe_read_user(&wr_id, 8, (void *)(entry + WR_ID));
-		struct qp_ordinals *ord = ordinals(qpn);
+		struct qp_ordinals *ord = ordinals(c.qp_num);
 		if (!ord)
 			continue;
 		__u64 ordinal = __sync_fetch_and_add(&ord->received, 1);
 		struct skewscope_rdma_event *e = reserve(SKEWSCOPE_RDMA_RECV, now);
 		if (!e)
 			continue;
-		e->qpn = qpn;
-		e->wr_id = wr_id;
+		e->qpn = c.qp_num;
+		e->wr_id = c.wr_id;
 		e->ordinal = ordinal;
-		e->bytes = byte_len;
-		e->opcode = (__u8)opcode;
+		e->bytes = c.byte_len;
+		e->opcode = (__u8)c.opcode;
 		submit(e);
 	}
 	if (n > MAX_WCS)

@@ -50,3 +50,61 @@
 #define WC_RECV_FLAG 128 /* IBV_WC_RECV and IBV_WC_RECV_RDMA_WITH_IMM */
 #define WC_FLUSH_ERR 5
 
+
+/* Readers over those layouts: one place that knows where each field sits. A failed read leaves
+ * zero (the caller treats 0 as "not there"). Needs bpf_helpers.h before this header. */
+static __always_inline __u64 read_user_u64(__u64 address)
+{
+	__u64 v = 0;
+	bpf_probe_read_user(&v, sizeof(v), (void *)address);
+	return v;
+}
+
+static __always_inline __u32 read_user_u32(__u64 address)
+{
+	__u32 v = 0;
+	bpf_probe_read_user(&v, sizeof(v), (void *)address);
+	return v;
+}
+
+static __always_inline __u32 qp_number(__u64 qp) { return read_user_u32(qp + QP_NUM); }
+static __always_inline __u64 qp_context(__u64 qp) { return read_user_u64(qp + QP_CONTEXT); }
+/* A provider function from the context's legacy ops table (CTX_OPS_*). */
+static __always_inline __u64 context_op(__u64 context, __u32 slot) { return read_user_u64(context + slot); }
+
+/* The RTR attributes of ibv_modify_qp: peer QPN, destination GID, and the local GID's
+ * table position (sgid_index, port); the device name of the QP's context. */
+static __always_inline void read_rtr_attr(__u64 attr, __u64 context, __u32 *peer_qpn, __u8 dgid[16],
+					  __u8 *sgid_index, __u8 *port, char *device, __u32 device_len)
+{
+	*peer_qpn = read_user_u32(attr + ATTR_DEST_QPN);
+	bpf_probe_read_user(dgid, 16, (void *)(attr + ATTR_DGID));
+	bpf_probe_read_user(sgid_index, 1, (void *)(attr + ATTR_SGID_INDEX));
+	bpf_probe_read_user(port, 1, (void *)(attr + ATTR_AH_PORT));
+	__u64 dev = read_user_u64(context + CTX_DEVICE);
+	if (dev)
+		bpf_probe_read_user_str(device, device_len, (void *)(dev + DEVICE_NAME));
+}
+
+/* Sum of the first `max_sges` scatter/gather lengths of a WR (bounded for the verifier). */
+#define MAX_SGES 4
+static __always_inline __u32 wr_total_length(__u64 wr)
+{
+	__u64 sg_list = read_user_u64(wr + WR_SG_LIST);
+	int num_sge = (int)read_user_u32(wr + WR_NUM_SGE);
+	__u32 bytes = 0;
+	for (int s = 0; s < MAX_SGES && s < num_sge; s++)
+		bytes += read_user_u32(sg_list + s * SGE_SIZE + SGE_LENGTH);
+	return bytes;
+}
+
+/* One ibv_wc of an array. */
+struct verbs_wc { __u64 wr_id; __u32 status, opcode, byte_len, qp_num; };
+static __always_inline void read_wc(__u64 entry, struct verbs_wc *wc)
+{
+	wc->status = read_user_u32(entry + WC_STATUS);
+	wc->opcode = read_user_u32(entry + WC_OPCODE);
+	wc->byte_len = read_user_u32(entry + WC_BYTE_LEN);
+	wc->qp_num = read_user_u32(entry + WC_QP_NUM);
+	wc->wr_id = read_user_u64(entry + WR_ID);
+}

@@ -101,3 +101,66 @@ TEST_CASE("untracked QPs and records of no declared domain are counted, never pa
   CHECK(r.rdma->pairing.no_connection == 20);
   CHECK(r.rdma->outside_domains == 1);
 }
+
+namespace {
+
+Address v4_gid(std::uint8_t d) { return Address{0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff, 10, 77, 0, d}; }
+
+// a's QP 100 connected to host 10.77.0.`peer` QP 200; its local GID 10.77.0.1 when `local_known`.
+skewscope_rdma_event connect_to(std::uint8_t peer, bool local_known) {
+  auto e = connect(kNetnsA, 1, 100, 200, true);
+  const Address p = v4_gid(peer), l = v4_gid(1);
+  std::copy(p.begin(), p.end(), e.gid);
+  if (local_known) {
+    std::copy(l.begin(), l.end(), e.local_gid);
+    e.local_gid_known = 1;
+  }
+  e.ts_ns = 777;
+  return e;
+}
+
+}  // namespace
+
+TEST_CASE("with the exchange, an RDMA half whose peer GID is another host's address is shipped, keyed by both GIDs") {
+  auto core = make_core();
+  core.observe_rdma_source(RdmaSourceCounters{});
+  core.enable_exchange(exchange::CoreExchangeConfig{});
+  core.set_owned_addresses({v4_gid(1)});
+  core.ingest_rdma({connect_to(2, true), half(SKEWSCOPE_RDMA_SEND, kNetnsA, 1, 100, 0, 1000 * kMs),
+                    half(SKEWSCOPE_RDMA_SEND, kNetnsA, 1, 100, 1, 1001 * kMs)});
+  std::vector<exchange::OutgoingRdmaHalf> out;
+  core.take_outgoing_rdma(out);
+  REQUIRE(out.size() == 2);
+  CHECK(out[0].wire.local_gid == v4_gid(1));
+  CHECK(out[0].wire.peer_gid == v4_gid(2));
+  CHECK(out[0].wire.local_qpn == 100);
+  CHECK(out[0].wire.peer_qpn == 200);
+  CHECK(out[0].wire.generation == 777);
+  CHECK(out[1].wire.ordinal == 1);
+  CHECK(out[1].capture_ns == 1001 * kMs);
+  auto r = core.report(1200 * kMs);
+  REQUIRE(r.rdma);
+  REQUIRE(r.rdma->exchange);
+  CHECK(r.rdma->exchange->shipped == 2);
+  CHECK(r.rdma->pairing.sends == 0);  // not paired here
+}
+
+TEST_CASE("with the exchange, a peer GID that is a local address pairs locally; no local GID is a counted drop") {
+  auto core = make_core();
+  core.observe_rdma_source(RdmaSourceCounters{});
+  core.enable_exchange(exchange::CoreExchangeConfig{});
+  core.set_owned_addresses({v4_gid(1), v4_gid(2)});
+  core.ingest_rdma({connect_to(2, false), half(SKEWSCOPE_RDMA_SEND, kNetnsA, 1, 100, 0, 1000 * kMs)});
+  std::vector<exchange::OutgoingRdmaHalf> out;
+  core.take_outgoing_rdma(out);
+  CHECK(out.empty());
+  CHECK(core.report(1200 * kMs).rdma->pairing.sends == 1);  // local: waits for its receive here
+
+  core.set_owned_addresses({v4_gid(1)});  // now the peer is elsewhere, and the local GID unknown
+  core.ingest_rdma({half(SKEWSCOPE_RDMA_SEND, kNetnsA, 1, 100, 1, 1001 * kMs)});
+  core.take_outgoing_rdma(out);
+  CHECK(out.empty());
+  auto r = core.report(1200 * kMs);
+  CHECK(r.rdma->exchange->no_local_gid == 1);
+  CHECK(r.rdma->exchange->shipped == 0);
+}
