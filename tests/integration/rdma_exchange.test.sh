@@ -112,4 +112,5 @@ for a in x1 x2; do
   [ "$(field $a .rdma.kernel.ringbuf_full)" -eq 0 ] || fail "$a lost RDMA records"
 done
 note "owner: $(agent_status x1 | jq -c .rdma.exchange.owner) / $(agent_status x2 | jq -c .rdma.exchange.owner)"
+for a in x1 x2; do note "$a pairing delay (s, the skewed run's include its 100 ms): $(agent_status $a | jq -c .exchange.pairing_delay_seconds)"; done
 echo "PASS"
