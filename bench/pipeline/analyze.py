@@ -355,9 +355,12 @@ def write_md(path, rows, ons, runs, args):
           "relays the stage's loopback connection to the broker host, and both of its connections toward the broker "
           "speak first, so the agent follows two consumer connections per consuming host (the stage's and the "
           "forwarder's, one host, one clock): a batch pairs once with each, which is why a Kafka hop has about two "
-          "message spans per record batch. The broker host's forwarder is a client of the loopback-only mock broker "
-          "in the same way: its pairs (X→broker at `kafka_message`) are that artefact of the lab recipe, kept in the "
-          "CSV and the onset table, not a consumer of the pipeline.",
+          "message spans per record batch. On the producing side the agent keeps the first Produce of a batch it "
+          "*decodes*, and it decodes a Produce when its response comes back, so the forwarder's send (closer to the "
+          "broker, a few tens of µs after the stage's, same host and clock) is the one kept: a message span starts "
+          "there. The mock broker itself runs in a seventh host outside the agent's domains, behind a Unix-socket "
+          "relay from the broker host: its forwarder's connection to the mock broker is a Kafka client, and inside a "
+          "domain the broker host would be taken for the producer of every batch.",
           "- Health is 1 when no negative span was seen in the window (the agent's `health`; app-level computed the "
           "same way from the monitor's stamps over the last window of the run).",
           "- The machine is shared (2 CPUs, other builds and tests running; `load` is the 1-minute load average at "
