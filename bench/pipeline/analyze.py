@@ -3,8 +3,10 @@
 
 Reads every RUNS/*/ written by bench/pipeline/run (run.json, mon.csv, experiment.json, and when
 the agent watched: agent-status.json, agent-samples.ndjson). Writes RESULTS/skew-sweep.csv (long
-format: one row per run, level and hop, so a level such as Kafka message-level spans adds rows,
-not columns), skew-sweep.md, skew-sweep.png and, when drift runs exist, skew-drift.png.
+format: one row per run, level and hop), skew-sweep.md, skew-sweep.png and, when drift runs exist,
+skew-drift.png. Levels: `app` (the stages' own stamps), `kernel` (the agent's TCP pairs, stamped at
+the syscalls), and with the agent's payload capture `kafka_message` (producer send -> consumer
+receive per record batch, across the broker) and `zmtp_message` (one span per ZeroMQ message).
 With --assert (or --check), exits 1 when a run failed or did not finish, when the agent watched
 a run but its status file is missing, or when a row the quick mode promises does not hold.
 """
@@ -21,6 +23,10 @@ HOPS = [("req", "pre"), ("pre", "infer"), ("infer", "post"), ("post", "mon")]
 SLOTS = ["req_send", "pre_recv", "pre_send", "infer_recv", "infer_send", "post_recv", "post_send", "mon_recv"]
 HOP_SLOTS = {("req", "pre"): ("req_send", "pre_recv"), ("pre", "infer"): ("pre_send", "infer_recv"),
              ("infer", "post"): ("infer_send", "post_recv"), ("post", "mon"): ("post_send", "mon_recv")}
+# The agent's transport of a pair -> the sweep's level.
+LEVEL_OF_TRANSPORT = {"tcp": "kernel", "kafka": "kafka_message", "zmtp": "zmtp_message"}
+MESSAGE_LEVEL = {"kafka": "kafka_message", "zmq": "zmtp_message"}  # per pipeline transport
+LEVELS = ["app", "kernel", "kafka_message", "zmtp_message"]
 FIELDS = ["transport", "skew_ms", "level", "src", "dst", "spans", "negative_spans", "negative_span_ratio",
           "min_span_ms", "p50_span_ms", "health", "state", "throughput_per_second", "throughput_ratio",
           "output_checksum", "outputs_match", "loadavg", "run"]
@@ -114,7 +120,11 @@ def sweep_rows(runs, window_s):
         for p in (r["status"] or {}).get("pairs", []):
             if p["src"] == p["dst"]:
                 continue  # one clock: a pair inside a host cannot show skew
-            rows.append(dict(common, level="kernel", src=p["src"], dst=p["dst"], spans=p["spans"],
+            level = LEVEL_OF_TRANSPORT.get(p.get("transport", "tcp"))
+            if level is None:
+                raise SystemExit(f"analyze: run {common['run']}: pair {p['src']}->{p['dst']} has transport "
+                                 f"{p.get('transport')!r}, which the sweep does not know")
+            rows.append(dict(common, level=level, src=p["src"], dst=p["dst"], spans=p["spans"],
                              negative_spans=p["negative_spans"],
                              negative_span_ratio=(p["negative_spans"] / p["spans"]) if p["spans"] else None,
                              min_span_ms=ms(p.get("min_span_seconds")), p50_span_ms=None,
@@ -148,6 +158,48 @@ def onsets(rows):
     return out
 
 
+def level_label(level):
+    return {"app": "App-level", "kernel": "Kernel TCP-level", "kafka_message": "Kafka message-level",
+            "zmtp_message": "ZMTP message-level"}[level]
+
+
+def first_onset(series):
+    """(first swept skew with inversions, the largest swept skew below it) of a skew-sorted series."""
+    onset = next((r["skew_ms"] for r in series if r["negative_spans"]), None)
+    below = max((r["skew_ms"] for r in series if onset is not None and r["skew_ms"] < onset), default=None)
+    return onset, below
+
+
+def series_of(rs, level, src, dst):
+    return sorted((r for r in rs if (r["level"], r["src"], r["dst"]) == (level, src, dst)), key=lambda r: r["skew_ms"])
+
+
+def tracking(rs, t):
+    """How closely the message-level producer -> consumer spans track the app-level ones, on the
+    hop infer sends on: Δt_min, onset, and the largest gap between the negative-span ratios."""
+    level = MESSAGE_LEVEL.get(t)
+    app0 = next((r for r in rs if r["level"] == "app" and r["src"] == "infer" and r["skew_ms"] == 0), None)
+    if not app0 or not any(r["level"] == level for r in rs):
+        return ""
+    dst = app0["dst"]
+    msg, app = series_of(rs, level, "infer", dst), series_of(rs, "app", "infer", dst)
+    msg0 = next((r for r in msg if r["skew_ms"] == 0), None)
+    if not msg0:
+        return f"{level} has no infer→{dst} pair at 0 ms. "
+    (mo, _), (ao, _) = first_onset(msg), first_onset(app)
+    ratio = {r["skew_ms"]: r["negative_span_ratio"] for r in app}
+    gaps = [(abs(r["negative_span_ratio"] - ratio[r["skew_ms"]]), r["skew_ms"]) for r in msg
+            if r["negative_span_ratio"] is not None and ratio.get(r["skew_ms"]) is not None]
+    gap, at = max(gaps, default=(None, None))
+    dm, da = msg0["min_span_ms"], app0["min_span_ms"]
+    text = (f"**{level} vs app on infer→{dst}**: Δt_min {fmt(dm, 4)} ms vs {fmt(da, 4)} ms"
+            + (f" (message level {fmt(da - dm, 4)} ms shorter, {fmt(dm / da, 2)}×)" if dm is not None and da else "")
+            + f"; predicted onset {fmt(dm, 4)} vs {fmt(da, 4)} ms; first inversions at {fmt(mo, 2)} vs {fmt(ao, 2)} ms")
+    if gap is not None:
+        text += f"; negative-span ratios differ by at most {gap:.3f} (at {fmt(at, 2)} ms)"
+    return text + ". "
+
+
 def findings(rows):
     """Data-driven sentences per transport for the top of the report."""
     out = []
@@ -158,23 +210,66 @@ def findings(rows):
         match = all(r["outputs_match"] for r in rs)
         line = (f"**{t}**: outputs {'identical' if match else 'NOT identical'} across all {len(skews)} skews; "
                 f"throughput ratio to 0 ms {min(ratios):.3f}–{max(ratios):.3f}. " if ratios else f"**{t}**: ")
-        for level in ("kernel", "app"):
+        for level in ("kernel", MESSAGE_LEVEL.get(t), "app"):
             zero = [r for r in rs if r["level"] == level and r["skew_ms"] == 0]
             if not zero:
                 continue
             neg0 = sum(r["negative_spans"] for r in zero)
             spans0 = sum(r["spans"] for r in zero)
-            line += f"{level.capitalize()}-level: {neg0} negative of {spans0} spans at 0 ms"
+            line += f"{level_label(level)}: {neg0} negative of {spans0} spans at 0 ms"
             for r0 in (r for r in zero if r["src"] == "infer"):
-                series = sorted((r for r in rs if (r["level"], r["src"], r["dst"]) == (level, r0["src"], r0["dst"])),
-                                key=lambda r: r["skew_ms"])
-                onset = next((r["skew_ms"] for r in series if r["negative_spans"]), None)
-                below = max((r["skew_ms"] for r in series if onset is not None and r["skew_ms"] < onset), default=None)
+                onset, below = first_onset(series_of(rs, level, r0["src"], r0["dst"]))
                 line += (f"; on infer→{r0['dst']} Δt_min {fmt(r0['min_span_ms'], 4)} ms, first inversions at "
                          f"{fmt(onset, 2)} ms (none at {fmt(below, 2)} ms)")
             line += ". "
         out.append(line.strip())
+        track = tracking(rs, t)
+        if track:
+            out.append(track.strip())
     return out
+
+
+def message_pairing(runs):
+    """Per 0-ms run with payload capture: the agent's message-pairing counters, and message-level
+    spans per app-level message on each stage-to-stage hop."""
+    out = []
+    for r in sorted(runs, key=lambda r: r["exp"]["transport"]):
+        exp, status = r["exp"], r["status"] or {}
+        if not exp["name"].startswith("sweep-") or r["skew_ms"] != 0 or not status.get("payload"):
+            continue
+        t, p = exp["transport"], status["payload"]
+        level = MESSAGE_LEVEL[t]
+        app = {(h["src"], h["dst"]): h["spans"] for h in r["run"].get("hops") or []}
+        msg = {(q["src"], q["dst"]): q["spans"] for q in status.get("pairs", [])
+               if LEVEL_OF_TRANSPORT.get(q.get("transport")) == level}
+        per_hop = ", ".join(f"{a}→{b} {msg.get((a, b), 0)}/{n}" for (a, b), n in sorted(app.items()))
+        if t == "kafka":
+            k = p["kafka"]
+            counters = (f"produced batches {k['produced_batches']}, fetched {k['fetched_batches']}, "
+                        f"pairs {k['pairs']} ({k['paired_records']} records), unkeyed {k['unkeyed_batches']}")
+        else:
+            z = p["zmtp"]
+            counters = f"ZMTP messages sent {z['send_messages']}, received {z['recv_messages']}, pairs {z['pairs']}"
+        out.append(f"**{t}** ({level}, --payload-bytes {p['max_bytes']}): {level} spans / app messages per hop "
+                   f"(the message level also sees the end-of-stream message): {per_hop}. Agent: {counters}; unpaired sends {p['unpaired_sends']}, unpaired receives "
+                   f"{p['unpaired_recvs']}, duplicate halves {p['duplicate_halves']}, parser sync losses "
+                   f"{p['parser_sync_losses']}, invalid {p['parser_invalid']}, truncated records {p['truncated']}, "
+                   f"lost {sum(p['lost'].values())}.")
+    lost = []
+    for t in sorted({r["exp"]["transport"] for r in runs}):
+        worst = None
+        for r in runs:
+            p = (r["status"] or {}).get("payload")
+            if r["exp"]["transport"] != t or not p:
+                continue
+            n = sum(p["lost"].values())
+            share = n / (p["submitted"] + n) if p["submitted"] + n else 0.0
+            if worst is None or share > worst[0]:
+                worst = (share, n, p["submitted"] + n, os.path.basename(r["dir"].rstrip("/")))
+        if worst:
+            lost.append(f"Payload loss, **{t}**: payload records lost (counted by the agent, e.g. a full payload ring buffer) "
+                        f"at most {100 * worst[0]:.1f} % in one run ({worst[1]} of {worst[2]}, {worst[3]}).")
+    return out + lost
 
 
 def drift_summary(runs):
@@ -213,40 +308,47 @@ def write_md(path, rows, ons, runs, args):
     sweep_t = sorted({r["transport"] for r in rows})
     skews = sorted({r["skew_ms"] for r in rows})
     agent = any(r["level"] == "kernel" for r in rows)
+    payload = sorted({r["exp"].get("payload_bytes") or 0 for r in runs if r["exp"].get("agent")})
     L = ["# Clock-skew sweep of the five-stage inference pipeline", "",
          f"Generated by `bench/experiment` on {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}: "
          f"{os.cpu_count()} CPUs, kernel {platform.release()}, rate {args.rate} requests/s, "
-         f"{args.duration} per run, health window {args.window}, total runtime {args.runtime} s. "
+         f"{args.duration} per run, health window {args.window}, total runtime {args.runtime} s, agent "
+         f"payload capture `--payload-bytes` {'/'.join(map(str, payload)) or '–'}. "
          "Raw runs are not kept in the repository. " + ("" if agent else "**No agent attached (--no-agent): app-level columns only.**"),
          "",
          "The inference host's clock is skewed (agent `--simulate-clock infer=+X`, and the inference stage's "
          "own app-level stamps `--clock-offset +X`); every other host keeps true time. A positive skew makes "
          "infer's clock read ahead, so spans that infer *sends* shrink (and turn negative once the skew exceeds "
          "the hop's smallest span, Δt_min) while spans it receives grow.", "", "## Findings", ""]
-    L += [f"- {f}" for f in findings(rows)] + [f"- Drift, {d}" for d in drift_summary(runs)] + [""]
+    L += [f"- {f}" for f in findings(rows)]
+    L += [f"- {m}" if m.startswith("Payload loss") else f"- Message pairing at 0 ms, {m}" for m in message_pairing(runs)]
+    L += [f"- Drift, {d}" for d in drift_summary(runs)] + [""]
     loads = any(r.get("loadavg") is not None for r in rows)
     for t in sweep_t:
+        ml = MESSAGE_LEVEL[t]
         L += [f"## {t}", "",
               "| skew ms | throughput/s | ratio to 0 ms | outputs match | app infer→post neg. | app pre→infer neg. | "
-              "kernel neg. (pairs infer sends on) | kernel health | app health |" + (" load |" if loads else ""),
-              "|---|---|---|---|---|---|---|---|---|" + ("---|" if loads else "")]
+              f"kernel TCP neg. (pairs infer sends on) | {ml} neg. (pairs infer sends on) | kernel TCP health | "
+              f"{ml} health | app health |" + (" load |" if loads else ""),
+              "|---|---|---|---|---|---|---|---|---|---|---|" + ("---|" if loads else "")]
         for s in skews:
             rs = [r for r in rows if r["transport"] == t and r["skew_ms"] == s]
             if not rs:
                 continue
             app = {(r["src"], r["dst"]): r for r in rs if r["level"] == "app"}
-            ker = [r for r in rs if r["level"] == "kernel" and r["src"] == "infer"]
-            kneg = ", ".join(f"{r['dst']} {fmt(r['negative_span_ratio'])}" for r in ker) or "–"
-            kh = min((r["health"] for r in rs if r["level"] == "kernel" and r["health"] is not None), default=None)
+            neg = lambda lv: ", ".join(f"{r['dst']} {fmt(r['negative_span_ratio'])}" for r in rs
+                                       if r["level"] == lv and r["src"] == "infer") or "–"
+            hl = lambda lv: min((r["health"] for r in rs if r["level"] == lv and r["health"] is not None), default=None)
+            kneg, kh, mneg, mh = neg("kernel"), hl("kernel"), neg(ml), hl(ml)
             ah = min((r["health"] for r in app.values() if r["health"] is not None), default=None)
             a = lambda hop: fmt(app[hop]["negative_span_ratio"]) if hop in app else "–"
             L.append(f"| {fmt(s, 2)} | {fmt(rs[0]['throughput_per_second'], 1)} | {fmt(rs[0]['throughput_ratio'])} | "
                      f"{fmt(rs[0]['outputs_match'])} | {a(('infer', 'post'))} | {a(('pre', 'infer'))} | {kneg} | "
-                     f"{fmt(kh)} | {fmt(ah)} |" + (f" {fmt(rs[0].get('loadavg'), 2)} |" if loads else ""))
+                     f"{mneg} | {fmt(kh)} | {fmt(mh)} | {fmt(ah)} |" + (f" {fmt(rs[0].get('loadavg'), 2)} |" if loads else ""))
         L.append("")
     L += ["## Onset per hop", "",
-          "Δt_min is the smallest span the hop showed at 0 ms (kernel: the agent's `min_span_seconds`; app: the "
-          "stages' stamps). It predicts the onset for hops infer sends on; hops infer receives on never invert under "
+          "Δt_min is the smallest span the hop showed at 0 ms (kernel TCP and message levels: the agent's "
+          "`min_span_seconds`; app: the stages' stamps). It predicts the onset for hops infer sends on; hops infer receives on never invert under "
           "a positive skew. The published app-level onset is 3–5 ms.", "",
           "| transport | level | hop | Δt_min ms | predicted onset ms | measured onset ms (first swept skew with inversions) | prediction holds |",
           "|---|---|---|---|---|---|---|"]
@@ -259,9 +361,26 @@ def write_md(path, rows, ons, runs, args):
           "therefore far smaller than app-level Δt_min, and the kernel-level onset sits well below the published "
           "3–5 ms: a skew that app-level timestamps still absorb already inverts kernel-level spans.",
           "- Over Kafka each app-level hop crosses the broker (producer → broker → consumer); kernel-level pairs "
-          "are host to broker and broker to host (the broker host forwards its loopback-only mock broker with socat). "
-          "Message-level Kafka spans (topic, partition, offset) are a later issue: they will add rows with "
-          "level `kafka_message` to skew-sweep.csv.",
+          "are host to broker and broker to host (the broker host forwards its loopback-only mock broker with socat).",
+          "- Message levels (the agent's `--payload-bytes`): `zmtp_message` is one span per ZeroMQ message on the "
+          "direct stage-to-stage connections, stamped at the syscall that wrote its first byte and the one that read "
+          "its last. `kafka_message` is producer send → consumer receive per record batch, across the broker: the "
+          "same hops as the app level, with the app's path (librdkafka queues, the broker's fetch wait) inside the "
+          "span but without the client libraries' own queueing at both ends. In each client host a socat forwarder "
+          "relays the stage's loopback connection to the broker host, and both of its connections toward the broker "
+          "speak first, so the agent follows two consumer connections per consuming host (the stage's and the "
+          "forwarder's, one host, one clock): a batch pairs once with each, which is why a Kafka hop has about two "
+          "message spans per record batch. On the producing side the agent keeps the first Produce of a batch it "
+          "*decodes*, and it decodes a Produce when its response comes back, so the forwarder's send (closer to the "
+          "broker, a few tens of µs after the stage's, same host and clock) is the one kept: a message span starts "
+          "there. The mock broker itself runs in a seventh host outside the agent's domains, behind a Unix-socket "
+          "relay from the broker host: its forwarder's connection to the mock broker is a Kafka client, and inside a "
+          "domain the broker host would be taken for the producer of every batch.",
+          "- Over Kafka the consumers poll with `fetch.wait.max.ms=2`: the client connections carry hundreds of "
+          "thousands of Fetch requests and (mostly empty) responses per run, and the agent copies each of them on "
+          "both ends and on the forwarders. On this loaded machine the payload ring buffer then overflows now and "
+          "then; every lost record is counted (`payload.lost`), and a batch whose half was lost stays unpaired "
+          "(fewer spans, never a wrong one).",
           "- Health is 1 when no negative span was seen in the window (the agent's `health`; app-level computed the "
           "same way from the monitor's stamps over the last window of the run).",
           "- The machine is shared (2 CPUs, other builds and tests running; `load` is the 1-minute load average at "
@@ -289,8 +408,9 @@ def plot_sweep(path, rows):
         for level, src, dst in keys:
             s = sorted((r for r in rows if (r["transport"], r["level"], r["src"], r["dst"]) == (t, level, src, dst)),
                        key=lambda r: r["skew_ms"])
-            ax.plot([r["skew_ms"] for r in s], [r["negative_span_ratio"] or 0 for r in s], marker="o",
-                    linestyle="-" if level == "kernel" else "--", label=f"{level} {src}→{dst}")
+            style = {"kernel": ("-", "o"), "app": ("--", "o")}.get(level, (":", "s"))
+            ax.plot([r["skew_ms"] for r in s], [r["negative_span_ratio"] or 0 for r in s], marker=style[1],
+                    linestyle=style[0], label=f"{level} {src}→{dst}")
         ax.axvspan(3, 5, color="grey", alpha=0.15, label="published onset 3–5 ms")
         ax.set_xscale("symlog", linthresh=0.01)
         ax.set_title(f"{t}: negative-span ratio on hops infer sends on")
@@ -365,9 +485,14 @@ def plot_drift(path, runs):
     fig.savefig(path, dpi=110)
 
 
-def check(rows):
-    """The quick mode's promises about the 0-ms and 50-ms rows."""
+def check(rows, runs):
+    """The quick mode's promises about the 0-ms and 50-ms rows (message levels included when the
+    agent captured payloads)."""
     problems = []
+    payload = {}
+    for r in runs:
+        if r["exp"].get("agent") and r["exp"].get("payload_bytes"):
+            payload[r["exp"]["transport"]] = True
     agent = any(r["level"] == "kernel" for r in rows)
     for t in sorted({r["transport"] for r in rows}):
         zero = [r for r in rows if r["transport"] == t and r["skew_ms"] == 0]
@@ -390,6 +515,10 @@ def check(rows):
                 problems.append(f"{t} 50 ms {r['level']} {r['src']}->infer: {r['negative_spans']} negative spans")
         if agent and not any(r["level"] == "kernel" and r["src"] == "infer" for r in high):
             problems.append(f"{t} 50 ms: the agent reported no pair sent by infer")
+        if payload.get(t) and not any(r["level"] == MESSAGE_LEVEL[t] and r["src"] == "infer" for r in high):
+            problems.append(f"{t} 50 ms: payload capture on but no {MESSAGE_LEVEL[t]} pair sent by infer")
+        if payload.get(t) and not any(r["level"] == MESSAGE_LEVEL[t] and r["spans"] for r in zero):
+            problems.append(f"{t} 0 ms: payload capture on but no {MESSAGE_LEVEL[t]} spans")
         if not any(r["level"] == "app" for r in high):
             problems.append(f"{t} 50 ms: no app-level hops")
     return sorted(set(problems))
@@ -428,7 +557,7 @@ def main():
         plot_drift(os.path.join(args.results, "skew-drift.png"), runs)
     print(f"analyze: {len(rows)} rows -> {args.results}/skew-sweep.{{csv,md,png}}")
     if args.assert_:
-        problems = run_problems + check(rows)
+        problems = run_problems + check(rows, runs)
         for p in problems:
             print("FAIL:", p)
         if problems:
