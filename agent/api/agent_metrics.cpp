@@ -83,6 +83,15 @@ void append_exchange_metrics(PrometheusWriter& w, const exchange::ExchangeReport
   if (x.consumer_lag) w.sample("skewscope_exchange_consumer_lag", static_cast<double>(*x.consumer_lag));
   w.family("skewscope_exchange_partitions_owned", "gauge", "Partitions of the exchange topic this agent pairs.");
   w.sample("skewscope_exchange_partitions_owned", static_cast<double>(x.partitions.size()));
+  w.family("skewscope_exchange_kafka_batches_total", "counter",
+           "Kafka record batch halves (--payload-bytes) through the exchange: shipped by this agent, received and "
+           "paired on its owned partitions, unpaired (aged out).");
+  const auto& k = x.kafka_batches;
+  const std::pair<const char*, std::uint64_t> rows[] = {
+      {"shipped", x.kafka_halves_shipped}, {"produced_received", k.produced}, {"fetched_received", k.fetched},
+      {"paired", k.pairs}, {"unpaired_produced", k.unpaired_produced}, {"unpaired_fetched", k.unpaired_fetched}};
+  for (const auto& [event, n] : rows)
+    w.sample("skewscope_exchange_kafka_batches_total", {{"event", event}}, static_cast<double>(n));
 }
 
 }  // namespace

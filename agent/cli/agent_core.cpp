@@ -70,6 +70,7 @@ void AgentCore::record_spans(const std::vector<MessageSpanInfo>* info) {
 
 void AgentCore::enable_payload(std::uint32_t max_bytes, MessagePairingLimits limits) {
   messages_.emplace(limits);
+  if (exchange_) messages_->ship_kafka_halves(true);
   payload_.emplace();
   payload_->max_bytes = max_bytes;
 }
@@ -95,8 +96,18 @@ void AgentCore::ingest_payloads(const std::vector<PayloadRecord>& batch) {
     }
     decoded.chunk->half.domain = *domain;
     messages_->add(*decoded.chunk, clock, spans_, span_info_);
+    ship_kafka_halves();
   }
   record_spans(&span_info_);
+}
+
+void AgentCore::ship_kafka_halves() {
+  if (!exchange_) return;
+  messages_->take_shipped(shipped_);
+  for (const ShippedKafkaHalf& s : shipped_) {
+    const std::int64_t clock_error = s.domain_ns - clock_mapping_.to_realtime(s.capture_ns);
+    exchange_->ship_message({exchange::to_wire(s.batch, s.domain, s.domain_ns, s.socket), s.capture_ns, clock_error});
+  }
 }
 
 void AgentCore::observe_payload_source(const PayloadCounters& counters) {
@@ -188,6 +199,7 @@ AgentReport AgentCore::report(std::int64_t now_ns, const SourceCounters& source)
 void AgentCore::enable_exchange(exchange::CoreExchangeConfig config) {
   estimate::Config c = estimator_.config();
   exchange_.emplace(config, exchange::RemotePairing(config_.limits, config_.window_ns, c));
+  if (messages_) messages_->ship_kafka_halves(true);
 }
 
 void AgentCore::set_owned_addresses(std::set<Address> addresses) {
@@ -206,6 +218,30 @@ void AgentCore::ingest_remote(std::int32_t partition, const exchange::WireBatch&
   if (!exchange_) return;
   const std::int64_t realtime_minus_mono = clock_mapping_.to_realtime(now_ns) - now_ns;
   exchange_->pairing().ingest(partition, batch, now_ns, realtime_minus_mono, domains_);
+  if (!batch.messages.empty()) record_remote_message_spans();
+}
+
+void AgentCore::record_remote_message_spans() {
+  // Already in the partition's health and estimator; here only for the recent spans and topics.
+  std::vector<Span> spans;
+  std::vector<MessageSpanInfo> info;
+  exchange_->pairing().take_message_spans(spans, info);
+  for (std::size_t i = 0; i < spans.size(); ++i) {
+    recent_.push_back(spans[i]);
+    recent_topics_.push_back(i < info.size() ? info[i].topic : std::string());
+  }
+  while (recent_.size() > kRecentSpans) {
+    recent_.pop_front();
+    recent_topics_.pop_front();
+  }
+}
+
+void AgentCore::take_outgoing_messages(std::vector<exchange::OutgoingMessageHalf>& out) {
+  if (exchange_) {
+    exchange_->take_outgoing_messages(out);
+  } else {
+    out.clear();
+  }
 }
 
 void AgentCore::assign_partitions(const std::vector<std::int32_t>& partitions, std::int64_t now_ns) {

@@ -92,6 +92,8 @@ class AgentCore {
   bool exchange_enabled() const { return exchange_.has_value(); }
   void set_owned_addresses(std::set<Address> addresses);
   void take_outgoing(std::vector<exchange::OutgoingHalf>& out);  // WireHalf::domain = local DomainId
+  // Kafka batch halves for the exchange (with --payload-bytes); WireMessageHalf::domain = local DomainId.
+  void take_outgoing_messages(std::vector<exchange::OutgoingMessageHalf>& out);
   void ingest_remote(std::int32_t partition, const exchange::WireBatch& batch, std::int64_t now_ns);
   void assign_partitions(const std::vector<std::int32_t>& partitions, std::int64_t now_ns);
   void revoke_partitions(const std::vector<std::int32_t>& partitions);
@@ -123,6 +125,9 @@ class AgentCore {
   std::optional<PayloadReport> payload_;
   std::vector<MessageSpanInfo> span_info_;
   std::optional<exchange::CoreExchange> exchange_;
+  std::vector<ShippedKafkaHalf> shipped_;  // reused buffer: MessagePairing -> exchange
+  void ship_kafka_halves();
+  void record_remote_message_spans();
   RdmaPairing rdma_;
   std::optional<RdmaSourceCounters> rdma_source_;  // set once the RDMA capture runs
   std::uint64_t rdma_outside_domains_ = 0;

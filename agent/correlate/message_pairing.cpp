@@ -56,24 +56,6 @@ struct KafkaConnection {
   std::uint64_t sync_losses = 0, invalid = 0;
 };
 
-using KafkaKey = std::tuple<int, std::string, std::int32_t, std::int64_t, std::int64_t, std::int64_t>;
-KafkaKey kafka_key(const kafka::PairingKey& k) {
-  return {static_cast<int>(k.kind), k.topic, k.partition, k.a, k.b, k.c};
-}
-
-struct Produced {
-  PendingHalf half;
-  MessageSpanInfo info;
-  std::vector<StreamKey> consumers;  // connections that already paired with it
-  std::optional<KafkaKey> offset_key;
-};
-
-struct Fetched {
-  PendingHalf half;
-  StreamKey consumer;
-  std::optional<KafkaKey> offset_key;
-};
-
 }  // namespace
 
 struct MessagePairing::State {
@@ -82,13 +64,13 @@ struct MessagePairing::State {
   std::unordered_map<StreamKey, ZmtpStream, StreamKeyHash> zmtp_streams;
   std::unordered_map<StreamKey, KafkaConnection, StreamKeyHash> kafka_connections;  // kind unused: send
   std::unordered_map<MessageKey, PendingHalf, MessageKeyHash> zmtp_sends, zmtp_recvs;
-  std::map<KafkaKey, Produced> produced;
-  std::map<KafkaKey, KafkaKey> produced_by_offset;  // offset key -> primary key
-  std::multimap<KafkaKey, Fetched> fetched;         // waiting for their produced half
+  KafkaBatchMatcher kafka_batches;
+  bool ship_kafka = false;                 // --exchange: see message_pairing.hpp
+  std::vector<ShippedKafkaHalf> shipped;   // taken by the caller after each add()
   std::vector<zmtp::Message> messages;
   std::vector<kafka::BatchHalf> batches;
 
-  std::size_t pending() const { return zmtp_sends.size() + zmtp_recvs.size() + produced.size() + fetched.size(); }
+  std::size_t pending() const { return zmtp_sends.size() + zmtp_recvs.size() + kafka_batches.pending(); }
 
   static Span make_span(const PendingHalf& send, const PendingHalf& recv, Transport transport) {
     Span s;
@@ -152,95 +134,31 @@ struct MessagePairing::State {
     }
   }
 
-  void emit_kafka(const Produced& p, const PendingHalf& fetched, std::vector<Span>& out,
-                  std::vector<MessageSpanInfo>& info) {
-    out.push_back(make_span(p.half, fetched, Transport::kafka));
-    info.push_back(p.info);
-    ++counters.kafka_pairs;
-    counters.kafka_paired_records += static_cast<std::uint64_t>(std::max(p.info.records, 0));
-  }
-
-  // A fetched batch meets its produced half by the primary key, else by the base offset.
-  Produced* find_produced(const std::optional<KafkaKey>& primary, const std::optional<KafkaKey>& offset) {
-    if (primary)
-      if (auto it = produced.find(*primary); it != produced.end()) return &it->second;
-    if (offset)
-      if (auto it = produced_by_offset.find(*offset); it != produced_by_offset.end())
-        if (auto p = produced.find(it->second); p != produced.end()) return &p->second;
-    return nullptr;
-  }
-
   void on_produced(const kafka::BatchHalf& b, DomainId domain, const ToDomainClock& clock, std::vector<Span>& out,
                    std::vector<MessageSpanInfo>& info) {
-    ++counters.kafka_produced_batches;
-    auto primary = kafka::primary_key(b);
-    auto offset = kafka::offset_key(b);
-    if (!primary && !offset) {
-      ++counters.kafka_unkeyed_batches;
-      return;
+    const auto ts = static_cast<std::int64_t>(b.ts_ns);
+    const KafkaBatchEnd end{domain, ts, clock(domain, ts), b.batch_bytes};
+    kafka_batches.produced(b, end, pending() < limits.max_pending, out, info);
+    // Consumers on other hosts may read it too: its produced half always goes to the exchange
+    // as well; the owner pairs it only with fetches that found no producer here.
+    if (ship_kafka) {
+      shipped.push_back({b, domain, ts, end.time_ns, {}});
+      ++counters.kafka_produced_shipped;
     }
-    const KafkaKey key = kafka_key(primary ? *primary : *offset);
-    if (pending() >= limits.max_pending) {
-      ++counters.dropped_table_full;
-      return;
-    }
-    Produced p;
-    p.half = {domain, static_cast<std::int64_t>(b.ts_ns), clock(domain, static_cast<std::int64_t>(b.ts_ns)), b.batch_bytes};
-    p.info = {b.topic, b.partition, b.record_count};
-    if (offset) p.offset_key = kafka_key(*offset);
-    // A batch is produced once: a second Produce of it (a retry) keeps the first send's time.
-    auto [it, inserted] = produced.try_emplace(key, std::move(p));
-    if (!inserted) {
-      ++counters.duplicate_halves;
-      return;
-    }
-    Produced& slot = it->second;
-    if (slot.offset_key) produced_by_offset[*slot.offset_key] = key;
-    // Fetches that arrived first (another CPU, another ring-buffer pass).
-    auto match = [&](const KafkaKey& k) {
-      auto [lo, hi] = fetched.equal_range(k);
-      for (auto it = lo; it != hi;) {
-        if (std::find(slot.consumers.begin(), slot.consumers.end(), it->second.consumer) == slot.consumers.end()) {
-          slot.consumers.push_back(it->second.consumer);
-          emit_kafka(slot, it->second.half, out, info);
-        }
-        it = fetched.erase(it);
-      }
-    };
-    match(key);
-    if (slot.offset_key && *slot.offset_key != key) match(*slot.offset_key);
   }
 
   void on_fetched(const kafka::BatchHalf& b, const StreamKey& consumer, const ToDomainClock& clock,
                   std::vector<Span>& out, std::vector<MessageSpanInfo>& info) {
-    ++counters.kafka_fetched_batches;
-    auto primary = kafka::primary_key(b);
-    auto offset = kafka::offset_key(b);
-    if (!primary && !offset) {
-      ++counters.kafka_unkeyed_batches;
-      return;
+    const auto ts = static_cast<std::int64_t>(b.ts_ns);
+    const KafkaBatchEnd end{consumer.domain, ts, clock(consumer.domain, ts), b.batch_bytes};
+    const KafkaConsumerId id{consumer.domain, consumer.flow};
+    // With the exchange, a fetch whose producer is not here leaves at once instead of waiting:
+    // pairing it in one place only (here or at the owner) is what keeps it from counting twice.
+    const auto r = kafka_batches.fetched(b, end, id, !ship_kafka, pending() < limits.max_pending, out, info);
+    if (r == KafkaBatchMatcher::Fetch::not_found) {
+      shipped.push_back({b, consumer.domain, ts, end.time_ns, consumer.flow});
+      ++counters.kafka_fetched_shipped;
     }
-    std::optional<KafkaKey> pk, ok;
-    if (primary) pk = kafka_key(*primary);
-    if (offset) ok = kafka_key(*offset);
-    PendingHalf half{consumer.domain, static_cast<std::int64_t>(b.ts_ns),
-                     clock(consumer.domain, static_cast<std::int64_t>(b.ts_ns)), b.batch_bytes};
-    if (Produced* p = find_produced(pk, ok)) {
-      // A batch fetched again by the same consumer (a re-fetch) is one delivery, not two spans.
-      if (std::find(p->consumers.begin(), p->consumers.end(), consumer) != p->consumers.end()) {
-        ++counters.duplicate_halves;
-        return;
-      }
-      p->consumers.push_back(consumer);
-      emit_kafka(*p, half, out, info);
-      return;
-    }
-    if (pending() >= limits.max_pending) {
-      ++counters.dropped_table_full;
-      return;
-    }
-    // Waits under its primary key (or its offset key when it has no other).
-    fetched.emplace(pk ? *pk : *ok, Fetched{half, consumer, ok});
   }
 
   void add_kafka(const PayloadChunk& chunk, const ToDomainClock& clock, std::vector<Span>& out,
@@ -296,23 +214,7 @@ struct MessagePairing::State {
     };
     age(zmtp_sends, counters.unpaired_sends);
     age(zmtp_recvs, counters.unpaired_recvs);
-    for (auto it = produced.begin(); it != produced.end();) {
-      if (it->second.half.capture_ns < cutoff) {
-        if (it->second.consumers.empty()) ++counters.unpaired_sends;
-        if (it->second.offset_key) produced_by_offset.erase(*it->second.offset_key);
-        it = produced.erase(it);
-      } else {
-        ++it;
-      }
-    }
-    for (auto it = fetched.begin(); it != fetched.end();) {
-      if (it->second.half.capture_ns < cutoff) {
-        ++counters.unpaired_recvs;
-        it = fetched.erase(it);
-      } else {
-        ++it;
-      }
-    }
+    kafka_batches.expire(cutoff);
     const std::int64_t idle = now_ns - limits.idle_stream_ns;
     std::erase_if(zmtp_streams, [&](const auto& s) { return s.second.last_seen_ns < idle; });
     std::erase_if(kafka_connections, [&](const auto& s) { return s.second.last_seen_ns < idle; });
@@ -336,7 +238,26 @@ void MessagePairing::add(const PayloadChunk& chunk, const ToDomainClock& clock, 
 }
 
 void MessagePairing::expire(std::int64_t now_ns) { state_->expire(now_ns); }
-const MessagePairingCounters& MessagePairing::counters() const { return state_->counters; }
+MessagePairingCounters MessagePairing::counters() const {
+  MessagePairingCounters c = state_->counters;
+  const KafkaMatchCounters& k = state_->kafka_batches.counters();
+  c.kafka_produced_batches = k.produced;
+  c.kafka_fetched_batches = k.fetched;
+  c.kafka_pairs = k.pairs;
+  c.kafka_paired_records = k.paired_records;
+  c.kafka_unkeyed_batches = k.unkeyed;
+  c.duplicate_halves += k.duplicates;
+  c.dropped_table_full += k.table_full;
+  c.unpaired_sends += k.unpaired_produced;
+  c.unpaired_recvs += k.unpaired_fetched;
+  return c;
+}
+
+void MessagePairing::ship_kafka_halves(bool on) { state_->ship_kafka = on; }
+void MessagePairing::take_shipped(std::vector<ShippedKafkaHalf>& out) {
+  out.clear();
+  out.swap(state_->shipped);
+}
 std::size_t MessagePairing::pending() const { return state_->pending(); }
 
 }  // namespace skewscope

@@ -29,6 +29,7 @@
 #include <vector>
 
 #include "capture/payload_decode.hpp"
+#include "correlate/kafka_batch_matcher.hpp"
 #include "skewscope/half.hpp"
 #include "skewscope/span.hpp"
 
@@ -58,13 +59,17 @@ struct MessagePairingCounters {
   std::uint64_t streams_refused = 0;             // max_streams reached: chunks of new streams ignored
   std::uint64_t parser_sync_losses = 0;          // summed from the trackers
   std::uint64_t parser_invalid = 0;
+  std::uint64_t kafka_produced_shipped = 0;      // --exchange: produced halves also sent to the exchange
+  std::uint64_t kafka_fetched_shipped = 0;       // --exchange: fetched halves with no producer here, sent
 };
 
-// A Kafka span's topic, beside the span it belongs to (JSON only, never a metric label).
-struct MessageSpanInfo {
-  std::string topic;
-  std::int32_t partition = -1;
-  std::int32_t records = 0;
+// A Kafka batch half for the exchange (--exchange): its batch, domain and times.
+struct ShippedKafkaHalf {
+  protocols::kafka::BatchHalf batch;
+  DomainId domain = 0;
+  std::int64_t capture_ns = 0;  // CLOCK_MONOTONIC at capture
+  std::int64_t domain_ns = 0;   // the domain clock's wall-clock reading at capture
+  FlowKey socket;               // fetched: the consumer's socket (local -> remote); produced: unset
 };
 
 class MessagePairing {
@@ -83,7 +88,15 @@ class MessagePairing {
   // Ages pending halves and idle streams at true time now_ns (CLOCK_MONOTONIC).
   void expire(std::int64_t now_ns);
 
-  const MessagePairingCounters& counters() const;
+  MessagePairingCounters counters() const;
+
+  // The exchange (--exchange): every produced batch half is also handed out (consumers elsewhere
+  // may read the batch), and a fetched half that finds no produced half here is handed out instead
+  // of waiting. Each fetch is thus paired once: here when its producer is here and seen first,
+  // else by the exchange's owner of the batch's topic-partition.
+  void ship_kafka_halves(bool on);
+  // The halves handed out since the last call (bounded by what one add() produces per call).
+  void take_shipped(std::vector<ShippedKafkaHalf>& out);
   std::size_t pending() const;
 
  private:

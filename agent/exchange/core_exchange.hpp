@@ -9,6 +9,7 @@
 #include "exchange/exchange_report.hpp"
 #include "exchange/flow_keys.hpp"
 #include "exchange/local_addresses.hpp"
+#include "exchange/message_record_codec.hpp"
 #include "exchange/record_codec.hpp"
 #include "exchange/remote_pairing.hpp"
 
@@ -27,6 +28,14 @@ struct OutgoingHalf {
 // An RDMA half on its way out (agent_core_rdma.cpp); its wall-clock time is fixed the same way.
 struct OutgoingRdmaHalf {
   WireRdmaHalf wire;
+  std::int64_t capture_ns = 0;
+  std::int64_t clock_error_ns = 0;
+};
+
+// A Kafka batch half on its way out (keyed by topic-partition, see message_record_codec.hpp);
+// its wall-clock time is fixed like an OutgoingHalf's.
+struct OutgoingMessageHalf {
+  WireMessageHalf wire;  // domain: the local DomainId
   std::int64_t capture_ns = 0;
   std::int64_t clock_error_ns = 0;
 };
@@ -77,6 +86,20 @@ class CoreExchange {
     out.swap(rdma_outbox_);
   }
   std::uint64_t rdma_shipped() const { return rdma_shipped_; }
+  // A Kafka batch half to ship (MessagePairing decided it leaves); dropped, counted, when the
+  // hand-over is full.
+  void ship_message(OutgoingMessageHalf half) {
+    if (message_outbox_.size() >= config_.outbox_limit) {
+      ++outbox_full_;
+      return;
+    }
+    ++messages_shipped_;
+    message_outbox_.push_back(std::move(half));
+  }
+  void take_outgoing_messages(std::vector<OutgoingMessageHalf>& out) {
+    out.clear();
+    out.swap(message_outbox_);
+  }
 
   // The halves to ship; WireHalf::domain holds the local DomainId.
   void take_outgoing(std::vector<OutgoingHalf>& out) {
@@ -93,6 +116,7 @@ class CoreExchange {
     r.halves_sampled_out = sampled_out_;
     r.dropped[static_cast<std::size_t>(DropReason::outbox_full)] += outbox_full_;
     r.local_addresses = owned_.size();
+    r.kafka_halves_shipped = messages_shipped_;
     pairing_.fill(r);
   }
 
@@ -103,6 +127,8 @@ class CoreExchange {
   std::vector<OutgoingHalf> outbox_;
   std::vector<OutgoingRdmaHalf> rdma_outbox_;
   std::uint64_t rdma_shipped_ = 0;
+  std::vector<OutgoingMessageHalf> message_outbox_;
+  std::uint64_t messages_shipped_ = 0;
   std::uint64_t local_ = 0, sampled_out_ = 0, outbox_full_ = 0;
 };
 

@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "correlate/kafka_batch_matcher.hpp"
 #include "exchange/record_codec.hpp"
 
 namespace skewscope::exchange {
@@ -38,6 +39,18 @@ inline const char* drop_reason_name(DropReason r) {
   return "unknown";
 }
 
+inline void add_kafka_counters(KafkaMatchCounters& to, const KafkaMatchCounters& c) {
+  to.produced += c.produced;
+  to.fetched += c.fetched;
+  to.pairs += c.pairs;
+  to.paired_records += c.paired_records;
+  to.unkeyed += c.unkeyed;
+  to.duplicates += c.duplicates;
+  to.table_full += c.table_full;
+  to.unpaired_produced += c.unpaired_produced;
+  to.unpaired_fetched += c.unpaired_fetched;
+}
+
 struct ExchangeReport {
   bool connected = false;
   std::string brokers, topic, group;
@@ -56,6 +69,9 @@ struct ExchangeReport {
   std::array<std::uint64_t, static_cast<std::size_t>(DropReason::count_)> dropped{};
   std::array<std::uint64_t, static_cast<std::size_t>(RecordReject::count_)> rejected{};
   std::uint64_t unpaired_sends = 0;  // consumed sends never matched on this owner (aged out)
+  // Kafka batch halves: shipped by this agent's core, and paired on the partitions it owns.
+  std::uint64_t kafka_halves_shipped = 0;
+  KafkaMatchCounters kafka_batches;
   std::uint64_t remote_domains = 0;
   std::uint64_t local_addresses = 0;
   std::string last_error;

@@ -223,12 +223,14 @@ std::optional<std::int64_t> KafkaExchange::realtime_at(std::int64_t mono_ns) con
 void KafkaExchange::produce_outgoing() {
   std::vector<OutgoingHalf> out;
   std::vector<OutgoingRdmaHalf> rdma_out;
+  std::vector<OutgoingMessageHalf> messages;
   std::vector<std::string> names;
   {
     std::lock_guard guard(core_lock_);
     core_.take_outgoing(out);
     core_.take_outgoing_rdma(rdma_out);
-    if (out.empty() && rdma_out.empty()) return;
+    core_.take_outgoing_messages(messages);
+    if (out.empty() && rdma_out.empty() && messages.empty()) return;
     for (std::size_t i = 0; i < core_.domains().size(); ++i) names.push_back(core_.domains().name(static_cast<DomainId>(i)));
   }
   sample_clocks();  // after the take: every half taken was captured before this sample
@@ -261,13 +263,25 @@ void KafkaExchange::produce_outgoing() {
     h.domain = it->second;
     b.rdma_halves.push_back(h);
   }
+  // Kafka batch halves: one record per topic-partition, whichever host pair they crossed.
+  for (OutgoingMessageHalf& o : messages) {
+    WireMessageHalf& h = o.wire;
+    if (auto real = realtime_at(o.capture_ns)) h.realtime_ns = *real + o.clock_error_ns;
+    std::string key = message_key(h.topic, h.partition);
+    WireBatch& b = batches[key];
+    auto& index = domain_index[key];
+    auto [it, added] = index.try_emplace(h.domain, static_cast<std::uint32_t>(b.domains.size()));
+    if (added) b.domains.push_back(names.at(h.domain));
+    h.domain = it->second;
+    b.messages.push_back(std::move(h));
+  }
   for (auto& [key, batch] : batches) {
     batch.host = settings_.host_name;
     batch.clock_error_bound_ns = clock_bound_ns_;
     batch.clock_status = clock_status_;
     auto& dropped = dropped_since_batch_[key];
     batch.dropped_before = dropped;
-    const std::uint64_t halves = batch.halves.size() + batch.rdma_halves.size();
+    const std::uint64_t halves = batch.halves.size() + batch.rdma_halves.size() + batch.messages.size();
     std::string value = encode_record(batch);
     rd_kafka_resp_err_t err = rd_kafka_producev(
         producer_, RD_KAFKA_V_TOPIC(settings_.topic.c_str()), RD_KAFKA_V_KEY(key.data(), key.size()),

@@ -5,6 +5,7 @@
 #include <unordered_map>
 
 #include "domains/domain_spec.hpp"
+#include "exchange/message_record_codec.hpp"
 #include "skewscope/v1/halves.pb.h"
 
 namespace skewscope::exchange {
@@ -67,6 +68,7 @@ std::string encode_record(const WireBatch& batch) {
     out->set_realtime_delta_ns(h.realtime_ns - base);
   }
   encode_rdma_halves(batch.rdma_halves, base, pb);
+  encode_message_halves(batch.messages, pb);
   std::string payload = pb.SerializeAsString();
   std::string record(kEnvelopeBytes, '\0');
   record[0] = static_cast<char>(kMagic0);
@@ -135,6 +137,7 @@ DecodedRecord decode_record(std::span<const std::uint8_t> bytes) {
     batch.halves.push_back(w);
   }
   if (!decode_rdma_halves(pb, batch.domains.size(), batch.rdma_halves)) return reject(RecordReject::invalid_content);
+  if (auto r = decode_message_halves(pb, batch.domains.size(), batch.messages)) return reject(*r);
   return DecodedRecord{std::move(batch), RecordReject::truncated};
 }
 

@@ -35,6 +35,27 @@ struct WireHalf {
   bool operator==(const WireHalf&) const = default;
 };
 
+// One side of one Kafka record batch as shipped (message_record_codec.hpp): the batch's naming
+// fields, the domain as an index into the batch's names, the domain clock's wall-clock reading.
+struct WireMessageHalf {
+  enum class Kind : std::uint8_t { produced, fetched };
+  Kind kind = Kind::produced;
+  std::uint32_t domain = 0;
+  std::string topic;
+  std::int32_t partition = 0;
+  std::int64_t producer_id = -1;
+  std::int16_t producer_epoch = -1;
+  std::int32_t base_sequence = -1;
+  std::uint32_t crc = 0;
+  std::int16_t attributes = 0;
+  std::optional<std::int64_t> base_offset;
+  std::int32_t records = 0;
+  std::uint32_t bytes = 0;
+  std::int64_t realtime_ns = 0;
+  FlowKey consumer;  // fetched: the consumer's socket (src = its local end); produced: zero
+  bool operator==(const WireMessageHalf&) const = default;
+};
+
 struct WireBatch {
   std::string host;
   std::vector<std::string> domains;
@@ -43,6 +64,7 @@ struct WireBatch {
   std::uint64_t dropped_before = 0;
   std::vector<WireHalf> halves;
   std::vector<WireRdmaHalf> rdma_halves;  // rdma_record_codec
+  std::vector<WireMessageHalf> messages;  // Kafka batch halves (message_record_codec.hpp)
   bool operator==(const WireBatch&) const = default;
 };
 

@@ -1,5 +1,7 @@
 #include "exchange/remote_pairing.hpp"
 
+#include "exchange/message_record_codec.hpp"
+
 #include <algorithm>
 
 namespace skewscope::exchange {
@@ -24,6 +26,8 @@ void RemotePairing::revoke(const std::vector<std::int32_t>& partitions) {
         it->second.correlator.pending_sends() + it->second.correlator.pending_recvs();
     unpaired_sends_revoked_ += it->second.correlator.counters().sends_expired;
     revoke_rdma(it->second);
+    dropped_[static_cast<std::size_t>(DropReason::partition_revoked)] += it->second.kafka.pending();
+    add_kafka_counters(kafka_revoked_, it->second.kafka.counters());
     partitions_.erase(it);
   }
 }
@@ -81,6 +85,8 @@ void RemotePairing::ingest(std::int32_t partition, const WireBatch& batch, std::
     part.table_full_seen = full;
     part.last_loss_ns = now_ns;
   }
+  const std::size_t first_message_span = spans_.size();
+  ingest_messages(part, batch, now_ns);
   for (Span& span : spans_) {
     // The receive's wall-clock stamp on this host's monotonic axis: spacing between spans is
     // exact to the receiver's clock rate (ppm), the placement off by the receiver's clock error
@@ -98,6 +104,41 @@ void RemotePairing::ingest(std::int32_t partition, const WireBatch& batch, std::
     part.health.add(span, pair_bound(span.src, span.dst));
     part.estimator.observe(span);
   }
+  message_spans_.insert(message_spans_.end(), spans_.begin() + static_cast<std::ptrdiff_t>(first_message_span),
+                        spans_.end());
+}
+
+void RemotePairing::ingest_messages(Partition& part, const WireBatch& batch, std::int64_t now_ns) {
+  for (const WireMessageHalf& w : batch.messages) {
+    ++halves_consumed_;
+    const DomainId domain = batch_domains_[w.domain];
+    if (domain == 0xffff) {
+      ++dropped_[static_cast<std::size_t>(DropReason::remote_domain_full)];
+      part.last_loss_ns = now_ns;
+      continue;
+    }
+    // Ages by arrival on this host; the span's ends are the two domains' wall-clock readings.
+    const KafkaBatchEnd end{domain, now_ns, w.realtime_ns, w.bytes};
+    const bool room = part.kafka.pending() < limits_.max_pending;
+    if (w.kind == WireMessageHalf::Kind::produced) {
+      part.kafka.produced(to_batch_half(w), end, room, spans_, message_info_);
+    } else {
+      part.kafka.fetched(to_batch_half(w), end, KafkaConsumerId{domain, w.consumer}, true, room, spans_, message_info_);
+    }
+  }
+  const auto full = part.kafka.counters().table_full;
+  if (full != part.kafka_full_seen) {
+    dropped_[static_cast<std::size_t>(DropReason::pending_full)] += full - part.kafka_full_seen;
+    part.kafka_full_seen = full;
+    part.last_loss_ns = now_ns;
+  }
+}
+
+void RemotePairing::take_message_spans(std::vector<Span>& spans, std::vector<MessageSpanInfo>& info) {
+  spans.clear();
+  info.clear();
+  spans.swap(message_spans_);
+  info.swap(message_info_);
 }
 
 void RemotePairing::note_gap(std::int32_t partition, std::uint64_t records, std::int64_t now_ns) {
@@ -111,6 +152,7 @@ void RemotePairing::tick(std::int64_t now_ns, bool estimate) {
   for (auto& [_, part] : partitions_) {
     part.correlator.expire(now_ns);
     for (auto& [_, rdma] : part.rdma) rdma.expire(now_ns);
+    part.kafka.expire(now_ns - limits_.send_max_age_ns);  // by arrival here, like the correlator
     if (estimate) part.estimator.tick(now_ns);
   }
 }
@@ -160,6 +202,8 @@ void RemotePairing::fill(ExchangeReport& report) const {
     report.pairing_delay_p99_seconds = at(0.99);
   }
   for (const auto& [_, part] : partitions_) report.unpaired_sends += part.correlator.counters().sends_expired;
+  report.kafka_batches = kafka_revoked_;
+  for (const auto& [_, part] : partitions_) add_kafka_counters(report.kafka_batches, part.kafka.counters());
   for (std::size_t i = 0; i < dropped_.size(); ++i) report.dropped[i] += dropped_[i];
 }
 

@@ -16,6 +16,7 @@
 
 #include "correlate/correlator.hpp"
 #include "correlate/rdma_pairing.hpp"
+#include "correlate/kafka_batch_matcher.hpp"
 #include "domains/domain_registry.hpp"
 #include "estimate/estimator.hpp"
 #include "exchange/exchange_report.hpp"
@@ -48,6 +49,10 @@ class RemotePairing {
   void append_to(AgentReport& report, std::int64_t now_ns) const;
   void fill(ExchangeReport& report) const;
 
+  // Kafka spans (transport kafka) paired by the last ingest(), with their topics, for the
+  // agent's recent spans; cleared by the call.
+  void take_message_spans(std::vector<Span>& spans, std::vector<MessageSpanInfo>& info);
+
   std::uint64_t drops(DropReason r) const { return dropped_[static_cast<std::size_t>(r)]; }
   // RDMA pairing of the owned partitions (remote_rdma.cpp), summed.
   RdmaPairingCounters rdma_counters() const;
@@ -58,6 +63,8 @@ class RemotePairing {
     Partition(CorrelatorLimits limits, std::int64_t window_ns, estimate::Config c)
         : correlator(limits), health(window_ns), estimator(c) {}
     Correlator correlator;
+    KafkaBatchMatcher kafka;  // Kafka batch halves of this partition's "kafka/TOPIC/PARTITION" keys
+    std::uint64_t kafka_full_seen = 0;
     HealthTracker health;
     estimate::Estimator estimator;
     std::int64_t owned_since_ns = 0;
@@ -86,6 +93,10 @@ class RemotePairing {
   std::size_t next_delay_ = 0;
   static constexpr std::size_t kDelaySamples = 8192;
   std::vector<DomainId> batch_domains_;
+  void ingest_messages(Partition& part, const WireBatch& batch, std::int64_t now_ns);
+  KafkaMatchCounters kafka_revoked_;  // counters of partitions no longer owned
+  std::vector<MessageSpanInfo> message_info_;
+  std::vector<Span> message_spans_;
 };
 
 }  // namespace skewscope::exchange
