@@ -42,6 +42,29 @@ struct PendingRequest {
   std::vector<PendingBatch> produced;  // batches of a Produce request waiting for its response
 };
 
+// The "topics[] { name, partitions[] { ... } }" layout that Produce requests, Produce responses and
+// Fetch responses share: walks both arrays (and their tagged fields when flexible), calling
+// `partition(topic)` with r at each partition's first field; the callback reads that partition's
+// fields, its trailing tags excepted. A failed read ends the walk (the Reader's error sticks).
+template <typename PerPartition>
+void for_each_topic_partition(Reader& r, bool flex, PerPartition&& partition) {
+  const std::int64_t topics = r.length(flex);
+  for (std::int64_t t = 0; r.ok() && t < topics; ++t) {
+    const std::int64_t name_len = r.length(flex, true);
+    std::string topic;
+    if (r.ok() && name_len > 0) {
+      const auto b = r.take(static_cast<std::uint32_t>(std::min<std::int64_t>(name_len, 1 << 30)));
+      topic.assign(b.begin(), b.end());
+    }
+    const std::int64_t partitions = r.length(flex);
+    for (std::int64_t p = 0; r.ok() && p < partitions; ++p) {
+      partition(topic);
+      if (flex) r.skip_tags();
+    }
+    if (flex) r.skip_tags();
+  }
+}
+
 // One direction's position in the stream and the message being assembled.
 struct DirectionState {
   bool started = false;
@@ -78,6 +101,9 @@ struct ConnectionTracker::State {
   void parse_fetch_response(Reader& r, const SparseMessage& m, std::uint32_t msg_seq, const PendingRequest& req,
                             std::vector<BatchHalf>& out);
   void parse_produce_response(Reader& r, PendingRequest& req);
+  void records_field(Reader& r, bool flex, const SparseMessage& m, std::uint32_t msg_seq, BatchHalf::Side side,
+                     const std::string& topic, std::int32_t partition, std::int32_t corr,
+                     std::vector<PendingBatch>& out);
   void records(Reader& r, std::uint32_t end, const SparseMessage& m, std::uint32_t msg_seq, BatchHalf::Side side,
                const std::string& topic, std::int32_t partition, std::int32_t corr, std::vector<PendingBatch>& out);
   void emit_produced(PendingRequest& req, std::vector<BatchHalf>& out);
@@ -263,32 +289,22 @@ void ConnectionTracker::State::parse_produce_request(Reader& r, const SparseMess
   r.i32();  // timeout
   if (!r.ok()) return structure_lost(r);
   acks0 = acks == 0;
-  const std::int64_t topics = r.length(flex);
-  for (std::int64_t t = 0; r.ok() && t < topics; ++t) {
-    const std::int64_t name_len = r.length(flex, true);
-    std::string topic;
-    if (r.ok() && name_len > 0) {
-      const auto b = r.take(static_cast<std::uint32_t>(std::min<std::int64_t>(name_len, 1 << 30)));
-      topic.assign(b.begin(), b.end());
-    }
-    const std::int64_t partitions = r.length(flex);
-    for (std::int64_t p = 0; r.ok() && p < partitions; ++p) {
-      const std::int32_t partition = r.i32();
-      const std::int64_t size = r.length(flex);
-      if (!r.ok()) break;
-      if (size > 0) {
-        if (static_cast<std::uint64_t>(size) > r.left()) {
-          r.fail(Reader::Error::kInvalid);
-          break;
-        }
-        const std::uint32_t end = r.pos() + static_cast<std::uint32_t>(size);
-        records(r, end, m, msg_seq, BatchHalf::Side::kProduced, topic, partition, req.correlation_id, req.produced);
-      }
-      if (flex) r.skip_tags();
-    }
-    if (flex) r.skip_tags();
-  }
+  for_each_topic_partition(r, flex, [&](const std::string& topic) {
+    const std::int32_t partition = r.i32();
+    records_field(r, flex, m, msg_seq, BatchHalf::Side::kProduced, topic, partition, req.correlation_id, req.produced);
+  });
   if (!r.ok()) structure_lost(r);
+}
+
+// A partition's records field (nullable bytes: batches); r ends after it whatever was captured.
+void ConnectionTracker::State::records_field(Reader& r, bool flex, const SparseMessage& m, std::uint32_t msg_seq,
+                                             BatchHalf::Side side, const std::string& topic, std::int32_t partition,
+                                             std::int32_t corr, std::vector<PendingBatch>& out) {
+  const std::int64_t size = r.length(flex);
+  if (!r.ok() || size <= 0) return;
+  if (static_cast<std::uint64_t>(size) > r.left()) return r.fail(Reader::Error::kInvalid);
+  const std::uint32_t end = r.pos() + static_cast<std::uint32_t>(size);
+  records(r, end, m, msg_seq, side, topic, partition, corr, out);
 }
 
 // The record batches in [r.pos(), end); r ends at `end` whatever was captured inside.
@@ -403,46 +419,25 @@ void ConnectionTracker::State::parse_fetch_response(Reader& r, const SparseMessa
     r.i16();  // error_code
     r.i32();  // session_id
   }
-  const std::int64_t topics = r.length(flex);
   std::vector<PendingBatch> batches;
-  for (std::int64_t t = 0; r.ok() && t < topics; ++t) {
-    const std::int64_t name_len = r.length(flex, true);
-    std::string topic;
-    if (r.ok() && name_len > 0) {
-      const auto b = r.take(static_cast<std::uint32_t>(std::min<std::int64_t>(name_len, 1 << 30)));
-      topic.assign(b.begin(), b.end());
-    }
-    const std::int64_t partitions = r.length(flex);
-    for (std::int64_t p = 0; r.ok() && p < partitions; ++p) {
-      const std::int32_t partition = r.i32();
-      r.i16();  // error_code
-      r.i64();  // high_watermark
-      r.i64();  // last_stable_offset
-      if (v >= 5) r.i64();  // log_start_offset
-      const std::int64_t aborted = r.length(flex);
-      if (flex) {
-        for (std::int64_t a = 0; r.ok() && a < aborted; ++a) {
-          r.skip(16);
-          r.skip_tags();
-        }
-      } else if (aborted > 0) {
-        r.skip(16ull * static_cast<std::uint64_t>(aborted));  // producer_id, first_offset
+  for_each_topic_partition(r, flex, [&](const std::string& topic) {
+    const std::int32_t partition = r.i32();
+    r.i16();  // error_code
+    r.i64();  // high_watermark
+    r.i64();  // last_stable_offset
+    if (v >= 5) r.i64();  // log_start_offset
+    const std::int64_t aborted = r.length(flex);
+    if (flex) {
+      for (std::int64_t a = 0; r.ok() && a < aborted; ++a) {
+        r.skip(16);
+        r.skip_tags();
       }
-      if (v >= 11) r.i32();  // preferred_read_replica
-      const std::int64_t size = r.length(flex);
-      if (!r.ok()) break;
-      if (size > 0) {
-        if (static_cast<std::uint64_t>(size) > r.left()) {
-          r.fail(Reader::Error::kInvalid);
-          break;
-        }
-        const std::uint32_t end = r.pos() + static_cast<std::uint32_t>(size);
-        records(r, end, m, msg_seq, BatchHalf::Side::kFetched, topic, partition, req.correlation_id, batches);
-      }
-      if (flex) r.skip_tags();
+    } else if (aborted > 0) {
+      r.skip(16ull * static_cast<std::uint64_t>(aborted));  // producer_id, first_offset
     }
-    if (flex) r.skip_tags();
-  }
+    if (v >= 11) r.i32();  // preferred_read_replica
+    records_field(r, flex, m, msg_seq, BatchHalf::Side::kFetched, topic, partition, req.correlation_id, batches);
+  });
   if (!r.ok()) structure_lost(r);
   for (auto& b : batches) {
     ++counters.batches_fetched;
@@ -454,41 +449,29 @@ void ConnectionTracker::State::parse_fetch_response(Reader& r, const SparseMessa
 void ConnectionTracker::State::parse_produce_response(Reader& r, PendingRequest& req) {
   const bool flex = req.api_version >= kProduceFlexible;
   const std::int16_t v = req.api_version;
-  const std::int64_t topics = r.length(flex);
-  for (std::int64_t t = 0; r.ok() && t < topics; ++t) {
-    const std::int64_t name_len = r.length(flex, true);
-    std::string topic;
-    if (r.ok() && name_len > 0) {
-      const auto b = r.take(static_cast<std::uint32_t>(std::min<std::int64_t>(name_len, 1 << 30)));
-      topic.assign(b.begin(), b.end());
-    }
-    const std::int64_t partitions = r.length(flex);
-    for (std::int64_t p = 0; r.ok() && p < partitions; ++p) {
-      const std::int32_t partition = r.i32();
-      const std::int16_t error = r.i16();
-      std::int64_t offset = r.i64();
-      const std::int64_t log_append_time = r.i64();  // v2+
-      if (v >= 5) r.i64();                           // log_start_offset
-      if (v >= 8) {
-        const std::int64_t errors = r.length(flex);
-        for (std::int64_t e = 0; r.ok() && e < errors; ++e) {
-          r.i32();
-          r.skip_string(flex);
-          if (flex) r.skip_tags();
-        }
-        r.skip_string(flex);  // error_message
+  for_each_topic_partition(r, flex, [&](const std::string& topic) {
+    const std::int32_t partition = r.i32();
+    const std::int16_t error = r.i16();
+    std::int64_t offset = r.i64();
+    const std::int64_t log_append_time = r.i64();  // v2+
+    if (v >= 5) r.i64();                           // log_start_offset
+    if (v >= 8) {
+      const std::int64_t errors = r.length(flex);
+      for (std::int64_t e = 0; r.ok() && e < errors; ++e) {
+        r.i32();
+        r.skip_string(flex);
+        if (flex) r.skip_tags();
       }
-      if (flex) r.skip_tags();
-      if (!r.ok() || error != 0 || offset < 0) continue;
-      for (auto& b : req.produced) {
-        if (b.half.topic != topic || b.half.partition != partition || b.half.base_offset) continue;
-        b.half.base_offset = offset;
-        if (log_append_time >= 0) b.half.log_append_time_ms = log_append_time;
-        offset += static_cast<std::int64_t>(b.last_offset_delta) + 1;
-      }
+      r.skip_string(flex);  // error_message
     }
-    if (flex) r.skip_tags();
-  }
+    if (!r.ok() || error != 0 || offset < 0) return;
+    for (auto& b : req.produced) {
+      if (b.half.topic != topic || b.half.partition != partition || b.half.base_offset) continue;
+      b.half.base_offset = offset;
+      if (log_append_time >= 0) b.half.log_append_time_ms = log_append_time;
+      offset += static_cast<std::int64_t>(b.last_offset_delta) + 1;
+    }
+  });
   if (!r.ok()) structure_lost(r);
 }
 

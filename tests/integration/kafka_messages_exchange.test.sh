@@ -1,0 +1,134 @@
+#!/usr/bin/env bash
+# Message-level Kafka spans across agents: the producer (kcat -P, lab host 1) and the consumer
+# (kcat -C, lab host 2) are watched by two agents, one per host, joined by the exchange (a test
+# Kafka on the root's loopback). The pipeline's Kafka runs in host 3, reached through socat
+# forwarders (kafka_messages.test.sh's recipe). Each agent's domain is its kcat's cgroup
+# (--only-domains), so neither agent sees the other's end: the produced batch halves leave the
+# producer's agent, the fetched ones the consumer's, keyed by topic-partition, and the owner of
+# that key's exchange partition pairs them.
+#  - one clock: every produced batch pairs exactly once, summed over both agents (records summed
+#    == messages produced by kcat), nothing pairs locally, zero negative kafka spans;
+#  - the consumer's agent simulating a clock 1 s behind: >= 95 % of the new kafka spans negative
+#    and health 0 for producer -> consumer on the agent(s) reporting it.
+source "$(dirname "$0")/lib.sh"
+source "$(dirname "$0")/exchange_lib.sh"
+command -v kcat >/dev/null || fail "kcat is not installed (scripts/setup installs it)"
+command -v socat >/dev/null || fail "socat is not installed"
+PIPE_TOPIC=orders
+CG=/sys/fs/cgroup/unified/skewscope-$RUN_ID
+[ -d /sys/fs/cgroup/unified ] || CG=/sys/fs/cgroup/skewscope-$RUN_ID
+remove_cgroups() {
+  local rc=$? pids
+  pids=$(cat "$CG"/*/cgroup.procs 2>/dev/null || true)
+  [ -z "$pids" ] || kill $pids 2>/dev/null || true
+  sleep 0.2
+  rmdir "$CG"/producer "$CG"/consumer "$CG" 2>/dev/null || true
+  return $rc
+}
+trap 'rc_=$?; set +e; [ $rc_ -ne 0 ] && show_agent_logs; (exit $rc_); remove_cgroups; cleanup' EXIT INT TERM
+mkdir -p "$CG/producer" "$CG/consumer"
+in_cgroup() { local cg=$1; shift; sh -c 'echo $$ >"$0/cgroup.procs" && exec "$@"' "$cg" "$@"; }
+
+lab_up 3
+start_kafka 6  # the exchange's Kafka (root loopback)
+# The pipeline's Kafka in host 3, with its own files (exchange_lib.sh uses bootstrap/kafka.fifo).
+BROKER=10.77.0.3
+in_host 3 "$KAFKA_TOOL" --brokers 1 --topic $PIPE_TOPIC:2:1 --bootstrap-file "$WORK/pipe.bootstrap" \
+  --fifo "$WORK/pipe.fifo" >"$WORK/pipe.out" 2>"$WORK/pipe.err" &
+BACKGROUND+=($!)
+wait_until 10 test -s "$WORK/pipe.bootstrap" || fail "pipeline test_kafka printed no bootstrap"
+PORT=$(sed 's/.*://' "$WORK/pipe.bootstrap")
+in_host 3 socat "TCP-LISTEN:$PORT,bind=$BROKER,fork,reuseaddr,nodelay" "TCP:127.0.0.1:$PORT,nodelay" 2>/dev/null &
+BACKGROUND+=($!)
+for h in 1 2; do
+  in_host $h socat "TCP-LISTEN:$PORT,bind=127.0.0.1,fork,reuseaddr,nodelay" "TCP:$BROKER:$PORT,nodelay" 2>/dev/null &
+  BACKGROUND+=($!)
+done
+
+common=(--only-domains --window 5s --payload-bytes 8192 --enable-spans-api
+  --exchange "kafka:$BOOTSTRAP" --exchange-group "$RUN_ID" --exchange-config fetch.wait.max.ms=20)
+start_named_agent prod --host-name node1 --domain producer=cgroup:"$CG/producer" "${common[@]}"
+start_named_agent cons --host-name node2 --domain consumer=cgroup:"$CG/consumer" "${common[@]}"
+stable() {
+  [ "$(owned_total prod cons)" -eq 6 ] || return 1
+  for a in prod cons; do [ "$(agent_status $a | jq -r '.exchange.connected')" = true ] || return 1; done
+}
+wait_until 60 stable || fail "the exchange group did not settle (owned: $(owned_total prod cons))"
+for a in prod cons; do note "$a owns exchange partitions $(agent_status $a | jq -c '.exchange.partitions')"; done
+
+KCAT_FAST=(-X fetch.wait.max.ms=5 -X fetch.error.backoff.ms=5 -X topic.metadata.refresh.interval.ms=60000)
+round() {  # round COUNT KCAT_PRODUCER_ARGS...
+  local count=$1; shift
+  in_cgroup "$CG/consumer" ip netns exec "$LAB_NAME-h2" timeout 60 kcat -b 127.0.0.1:$PORT -C -t $PIPE_TOPIC \
+    -o end -q -c "$count" "${KCAT_FAST[@]}" >"$WORK/consumed" 2>"$WORK/consumer.err" &
+  local consumer=$!
+  sleep 2  # the consumer has its partitions and sits at their end
+  seq 1 "$count" | sed 's/.*/k&:v&/' | in_cgroup "$CG/producer" ip netns exec "$LAB_NAME-h1" \
+    kcat -b 127.0.0.1:$PORT -P -t $PIPE_TOPIC -K: -X linger.ms=2 -X batch.num.messages=50 "$@" \
+    2>"$WORK/producer.err" || fail "kcat -P failed: $(cat "$WORK/producer.err")"
+  wait $consumer || fail "kcat -C did not get $count messages: $(wc -l <"$WORK/consumed") ($(cat "$WORK/consumer.err"))"
+  [ "$(wc -l <"$WORK/consumed")" -eq "$count" ] || fail "consumed $(wc -l <"$WORK/consumed") of $count"
+}
+# sum FIELD_EXPR: a jq expression over each agent's status, summed over both agents
+sum() {
+  local a total=0 n
+  for a in prod cons; do
+    n=$(agent_status $a | jq -r "$1 // 0")
+    total=$((total + n))
+  done
+  echo $total
+}
+kafka_pair() { echo "[.pairs[]? | select(.src==\"producer\" and .dst==\"consumer\" and .transport==\"kafka\")][0].$1"; }
+produced() { agent_status prod | jq -r '.payload.kafka.produced_batches'; }
+settled() {  # every produced batch the producer's agent saw has paired on some owner
+  [ "$(sum '.exchange.kafka.pairs')" -ge "$1" ]
+}
+
+# Phase 1: one clock; plain, lz4, idempotent.
+round 2000
+round 1000 -z lz4
+round 1000 -X enable.idempotence=true
+sleep 0.5
+batches=$(produced)
+wait_until 15 settled "$batches" || true
+for a in prod cons; do note "$a: payload $(agent_status $a | jq -c '.payload.kafka') exchange $(agent_status $a | jq -c '.exchange.kafka')"; done
+fetched=$(agent_status cons | jq -r '.payload.kafka.fetched_batches')
+local_pairs=$(sum '.payload.kafka.pairs')
+pairs=$(sum '.exchange.kafka.pairs')
+records=$(sum '.exchange.kafka.paired_records')
+spans=$(sum "$(kafka_pair spans)")
+negative=$(sum "$(kafka_pair negative_spans)")
+note "4000 messages: $batches produced batches, $fetched fetched, $pairs pairs across hosts ($records records), $spans spans, $negative negative"
+note "pairing rate $pairs/$batches; pairing delay (owner) p50/p99: $(for a in prod cons; do agent_status $a | jq -c '.exchange.pairing_delay_seconds'; done | tr '\n' ' ')"
+[ "$batches" -gt 3 ] || fail "expected several produced batches, got $batches"
+[ "$local_pairs" -eq 0 ] || fail "$local_pairs batches paired locally: neither agent sees both ends"
+[ "$(agent_status prod | jq -r '.exchange.kafka.halves_shipped')" -eq "$batches" ] || fail "the producer's agent did not ship every produced half"
+[ "$(agent_status cons | jq -r '.exchange.kafka.halves_shipped')" -eq "$fetched" ] || fail "the consumer's agent did not ship every fetched half"
+[ "$pairs" -eq "$batches" ] || fail "every produced batch should pair once: $pairs pairs of $batches batches"
+[ "$fetched" -eq "$pairs" ] || fail "every fetched batch should pair: $fetched fetched, $pairs pairs"
+[ "$records" -eq 4000 ] || fail "paired batches hold $records records, kcat produced 4000"
+[ "$spans" -eq "$pairs" ] || fail "kafka spans $spans != pairs $pairs"
+[ "$negative" -eq 0 ] || fail "$negative negative kafka spans with one shared clock"
+[ "$(sum '.exchange.kafka.unkeyed')" -eq 0 ] || fail "unkeyed batch halves"
+topics=$(for a in prod cons; do curl -s "${AGENT_URLS[$a]}/api/v1/spans?limit=1000" | jq -r '.spans[] | select(.transport=="kafka") | .topic'; done | sort -u)
+[ "$topics" = $PIPE_TOPIC ] || fail "topics of the kafka spans in /api/v1/spans: '$topics'"
+
+# Phase 2: the consumer's agent simulates its clock 1 s behind.
+"$SKEWSCOPE" simulate consumer=-1s --control-socket "$WORK/cons.sock" >/dev/null
+before=$spans; neg_before=$negative; pairs_before=$pairs
+batches_before=$(produced)
+round 2000
+sleep 0.5
+wait_until 15 settled $((pairs_before + $(produced) - batches_before)) || true
+new=$(( $(sum "$(kafka_pair spans)") - before ))
+neg=$(( $(sum "$(kafka_pair negative_spans)") - neg_before ))
+note "consumer at -1s: $neg of $new new kafka spans negative ($(( $(produced) - batches_before )) batches produced)"
+[ "$new" -eq $(( $(produced) - batches_before )) ] || fail "every new batch should pair once: $new spans"
+[ "$new" -gt 0 ] && [ $((neg * 100)) -ge $((new * 95)) ] || fail "expected >= 95 % of the kafka spans negative"
+for a in prod cons; do
+  [ "$(agent_status $a | jq -r "$(kafka_pair spans) // 0")" -gt 0 ] || continue  # owns neither key
+  h=$(agent_status $a | jq -r "$(kafka_pair health)")
+  note "$a reports producer->consumer kafka health $h, state $(agent_status $a | jq -r "$(kafka_pair state)")"
+  [ "$h" = 0 ] || fail "$a: producer->consumer kafka health should be 0, is $h"
+done
+note "ok"
