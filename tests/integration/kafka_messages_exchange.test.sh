@@ -8,6 +8,8 @@
 # that key's exchange partition pairs them.
 #  - one clock: every produced batch pairs exactly once, summed over both agents (records summed
 #    == messages produced by kcat), nothing pairs locally, zero negative kafka spans;
+#  - a second consumer beside the producer (its cgroup, host 1): every batch pairs once per
+#    consumer, locally or at an owner, never twice (local + exchange pairs == 2 x batches);
 #  - the consumer's agent simulating a clock 1 s behind: >= 95 % of the new kafka spans negative
 #    and health 0 for producer -> consumer on the agent(s) reporting it.
 source "$(dirname "$0")/lib.sh"
@@ -57,8 +59,14 @@ wait_until 60 stable || fail "the exchange group did not settle (owned: $(owned_
 for a in prod cons; do note "$a owns exchange partitions $(agent_status $a | jq -c '.exchange.partitions')"; done
 
 KCAT_FAST=(-X fetch.wait.max.ms=5 -X fetch.error.backoff.ms=5 -X topic.metadata.refresh.interval.ms=60000)
-round() {  # round COUNT KCAT_PRODUCER_ARGS...
+round() {  # round COUNT KCAT_PRODUCER_ARGS...; LOCAL_CONSUMER=1: a second consumer in the producer's cgroup
   local count=$1; shift
+  local local_consumer=
+  if [ -n "${LOCAL_CONSUMER:-}" ]; then
+    in_cgroup "$CG/producer" ip netns exec "$LAB_NAME-h1" timeout 60 kcat -b 127.0.0.1:$PORT -C -t $PIPE_TOPIC \
+      -o end -q -c "$count" "${KCAT_FAST[@]}" >"$WORK/consumed.local" 2>"$WORK/consumer.local.err" &
+    local_consumer=$!
+  fi
   in_cgroup "$CG/consumer" ip netns exec "$LAB_NAME-h2" timeout 60 kcat -b 127.0.0.1:$PORT -C -t $PIPE_TOPIC \
     -o end -q -c "$count" "${KCAT_FAST[@]}" >"$WORK/consumed" 2>"$WORK/consumer.err" &
   local consumer=$!
@@ -68,6 +76,9 @@ round() {  # round COUNT KCAT_PRODUCER_ARGS...
     2>"$WORK/producer.err" || fail "kcat -P failed: $(cat "$WORK/producer.err")"
   wait $consumer || fail "kcat -C did not get $count messages: $(wc -l <"$WORK/consumed") ($(cat "$WORK/consumer.err"))"
   [ "$(wc -l <"$WORK/consumed")" -eq "$count" ] || fail "consumed $(wc -l <"$WORK/consumed") of $count"
+  if [ -n "$local_consumer" ]; then
+    wait $local_consumer || fail "the local kcat -C did not get $count messages ($(cat "$WORK/consumer.local.err"))"
+  fi
 }
 # sum FIELD_EXPR: a jq expression over each agent's status, summed over both agents
 sum() {
@@ -113,7 +124,24 @@ note "pairing rate $pairs/$batches; pairing delay (owner) p50/p99: $(for a in pr
 topics=$(for a in prod cons; do curl -s "${AGENT_URLS[$a]}/api/v1/spans?limit=1000" | jq -r '.spans[] | select(.transport=="kafka") | .topic'; done | sort -u)
 [ "$topics" = $PIPE_TOPIC ] || fail "topics of the kafka spans in /api/v1/spans: '$topics'"
 
-# Phase 2: the consumer's agent simulates its clock 1 s behind.
+# Phase 2: the batches are also read by a consumer beside the producer. Its fetches pair on the
+# producer's agent (producer -> producer) when the produced half is already there, else they are
+# shipped and pair at an owner: once per consumer either way.
+b0=$(produced); local0=$(sum '.payload.kafka.pairs'); remote0=$(sum '.exchange.kafka.pairs')
+records0=$(( $(sum '.payload.kafka.paired_records') + $(sum '.exchange.kafka.paired_records') ))
+LOCAL_CONSUMER=1 round 1000
+sleep 0.5
+new_batches=$(( $(produced) - b0 ))
+both() { [ $(( $(sum '.payload.kafka.pairs') - local0 + $(sum '.exchange.kafka.pairs') - remote0 )) -ge $((2 * new_batches)) ]; }
+wait_until 15 both || true
+local_new=$(( $(sum '.payload.kafka.pairs') - local0 )); remote_new=$(( $(sum '.exchange.kafka.pairs') - remote0 ))
+records_new=$(( $(sum '.payload.kafka.paired_records') + $(sum '.exchange.kafka.paired_records') - records0 ))
+note "two consumers (h1 beside the producer, h2): $new_batches batches, $local_new paired locally, $remote_new at owners, $records_new records"
+[ $((local_new + remote_new)) -eq $((2 * new_batches)) ] || fail "each batch should pair once per consumer: $local_new + $remote_new for $new_batches batches"
+[ "$records_new" -eq 2000 ] || fail "paired records $records_new, expected 2 x 1000"
+spans=$(sum "$(kafka_pair spans)"); negative=$(sum "$(kafka_pair negative_spans)"); pairs=$(sum '.exchange.kafka.pairs')
+
+# Phase 3: the consumer's agent simulates its clock 1 s behind.
 "$SKEWSCOPE" simulate consumer=-1s --control-socket "$WORK/cons.sock" >/dev/null
 before=$spans; neg_before=$negative; pairs_before=$pairs
 batches_before=$(produced)
