@@ -116,7 +116,10 @@ void AgentCore::observe_payload_source(const PayloadCounters& counters) {
 
 void AgentCore::tick(std::int64_t now_ns) {
   correlator_.expire(now_ns);
-  if (messages_) messages_->expire(now_ns);
+  if (messages_) {
+    messages_->expire(now_ns);
+    ship_kafka_halves();  // fetched halves whose grace ended (exchange)
+  }
   rdma_.expire(now_ns);
   // The estimator's evaluation costs tens of microseconds per pair: once a second is enough.
   const bool estimate = now_ns - last_estimate_tick_ns_ >= 1'000'000'000;

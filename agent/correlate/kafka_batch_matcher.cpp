@@ -109,8 +109,19 @@ KafkaBatchMatcher::Fetch KafkaBatchMatcher::fetched(const kafka::BatchHalf& b, c
     return Fetch::table_full;
   }
   // Waits under its primary key (or its offset key when it has no other).
-  fetched_.emplace(pk ? *pk : *ok, Fetched{end, consumer});
+  fetched_.emplace(pk ? *pk : *ok, Fetched{end, consumer, b});
   return Fetch::waiting;
+}
+
+void KafkaBatchMatcher::take_fetched_before(std::int64_t cutoff_ns, std::vector<WaitingFetch>& out) {
+  for (auto it = fetched_.begin(); it != fetched_.end();) {
+    if (it->second.end.age_ns < cutoff_ns) {
+      out.push_back({std::move(it->second.batch), it->second.end, it->second.consumer});
+      it = fetched_.erase(it);
+    } else {
+      ++it;
+    }
+  }
 }
 
 void KafkaBatchMatcher::expire(std::int64_t cutoff_ns) {

@@ -56,6 +56,13 @@ struct KafkaMatchCounters {
   std::uint64_t unpaired_fetched = 0;     // aged out: its produced half never came
 };
 
+// A fetched half that waited and is handed back (see take_fetched_before).
+struct WaitingFetch {
+  protocols::kafka::BatchHalf batch;
+  KafkaBatchEnd end;
+  KafkaConsumerId consumer;
+};
+
 class KafkaBatchMatcher {
  public:
   enum class Fetch : std::uint8_t { paired, duplicate, waiting, not_found, unkeyed, table_full };
@@ -70,6 +77,9 @@ class KafkaBatchMatcher {
                 bool wait, bool room, std::vector<Span>& out, std::vector<MessageSpanInfo>& info);
   // Forgets halves whose age_ns is before cutoff_ns (counted unpaired).
   void expire(std::int64_t cutoff_ns);
+  // Removes the fetched halves still waiting whose age_ns is before cutoff_ns and hands them to
+  // the caller (not counted unpaired: the caller pairs them elsewhere).
+  void take_fetched_before(std::int64_t cutoff_ns, std::vector<WaitingFetch>& out);
 
   std::size_t pending() const { return produced_.size() + fetched_.size(); }
   std::size_t pending_fetched() const { return fetched_.size(); }
@@ -86,6 +96,7 @@ class KafkaBatchMatcher {
   struct Fetched {
     KafkaBatchEnd end;
     KafkaConsumerId consumer;
+    protocols::kafka::BatchHalf batch;  // for take_fetched_before
   };
   static Key key_of(const protocols::kafka::PairingKey& k);
   Produced* find(const std::optional<Key>& primary, const std::optional<Key>& offset);

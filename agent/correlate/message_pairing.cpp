@@ -67,6 +67,8 @@ struct MessagePairing::State {
   KafkaBatchMatcher kafka_batches;
   bool ship_kafka = false;                 // --exchange: see message_pairing.hpp
   std::vector<ShippedKafkaHalf> shipped;   // taken by the caller after each add()
+  std::vector<WaitingFetch> waiting;
+  std::int64_t last_overdue_check_ns = 0;
   std::vector<zmtp::Message> messages;
   std::vector<kafka::BatchHalf> batches;
 
@@ -152,11 +154,18 @@ struct MessagePairing::State {
     const auto ts = static_cast<std::int64_t>(b.ts_ns);
     const KafkaBatchEnd end{consumer.domain, ts, clock(consumer.domain, ts), b.batch_bytes};
     const KafkaConsumerId id{consumer.domain, consumer.flow};
-    // With the exchange, a fetch whose producer is not here leaves at once instead of waiting:
-    // pairing it in one place only (here or at the owner) is what keeps it from counting twice.
-    const auto r = kafka_batches.fetched(b, end, id, !ship_kafka, pending() < limits.max_pending, out, info);
-    if (r == KafkaBatchMatcher::Fetch::not_found) {
-      shipped.push_back({b, consumer.domain, ts, end.time_ns, consumer.flow});
+    // With the exchange too, a fetch waits here a short grace first (its local producer's
+    // ProduceResponse may still be on its way); ship_overdue() then sends it away. Pairing each
+    // fetch in one place only (here or at the owner) is what keeps it from counting twice.
+    kafka_batches.fetched(b, end, id, true, pending() < limits.max_pending, out, info);
+  }
+
+  void ship_overdue(std::int64_t now_ns) {
+    if (!ship_kafka) return;
+    waiting.clear();
+    kafka_batches.take_fetched_before(now_ns - limits.exchange_fetch_grace_ns, waiting);
+    for (auto& w : waiting) {
+      shipped.push_back({std::move(w.batch), w.end.domain, w.end.age_ns, w.end.time_ns, w.consumer.socket});
       ++counters.kafka_fetched_shipped;
     }
   }
@@ -198,6 +207,12 @@ struct MessagePairing::State {
         on_fetched(b, key, clock, out, info);
       }
     }
+    // The newest capture time is a lower bound of now; a full scan of the waiting fetches at most
+    // every 20 ms keeps the cost per chunk flat.
+    if (ship_kafka && h.capture_ns - last_overdue_check_ns >= 20'000'000) {
+      last_overdue_check_ns = h.capture_ns;
+      ship_overdue(h.capture_ns);
+    }
   }
 
   void expire(std::int64_t now_ns) {
@@ -214,6 +229,7 @@ struct MessagePairing::State {
     };
     age(zmtp_sends, counters.unpaired_sends);
     age(zmtp_recvs, counters.unpaired_recvs);
+    ship_overdue(now_ns);
     kafka_batches.expire(cutoff);
     const std::int64_t idle = now_ns - limits.idle_stream_ns;
     std::erase_if(zmtp_streams, [&](const auto& s) { return s.second.last_seen_ns < idle; });

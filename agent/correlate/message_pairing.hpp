@@ -40,6 +40,9 @@ struct MessagePairingLimits {
   std::size_t max_pending = 1 << 18;             // message halves waiting, both protocols
   std::int64_t max_age_ns = 10'000'000'000;      // a half not paired within this is counted unpaired
   std::int64_t idle_stream_ns = 120'000'000'000;  // a stream silent this long is forgotten
+  // With the exchange: how long a fetched Kafka half waits here for its produced half (a local
+  // producer's ProduceResponse may come after a local consumer's fetch) before it is shipped.
+  std::int64_t exchange_fetch_grace_ns = 300'000'000;
 };
 
 struct MessagePairingCounters {
@@ -91,9 +94,9 @@ class MessagePairing {
   MessagePairingCounters counters() const;
 
   // The exchange (--exchange): every produced batch half is also handed out (consumers elsewhere
-  // may read the batch), and a fetched half that finds no produced half here is handed out instead
-  // of waiting. Each fetch is thus paired once: here when its producer is here and seen first,
-  // else by the exchange's owner of the batch's topic-partition.
+  // may read the batch), and a fetched half that finds no produced half here within
+  // exchange_fetch_grace_ns is handed out and forgotten here. Each fetch is thus paired once: here
+  // when its producer is here, else by the exchange's owner of the batch's topic-partition.
   void ship_kafka_halves(bool on);
   // The halves handed out since the last call (bounded by what one add() produces per call).
   void take_shipped(std::vector<ShippedKafkaHalf>& out);

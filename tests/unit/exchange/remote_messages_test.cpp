@@ -174,6 +174,21 @@ TEST_CASE("a fetch that finds no local producer is left to the exchange, one tha
          KafkaBatchMatcher::Fetch::paired));
   CHECK(out.size() == 1);
   CHECK(m.counters().paired_records == 3);
+  // A fetch that waits its grace and is then handed back for the exchange: not counted unpaired,
+  // and a produced half arriving later finds nothing to pair here (it pairs at the owner).
+  CHECK((m.fetched(batch(Side::kFetched, 3), {1, 5, 5, 10}, consumer, true, true, out, info) ==
+         KafkaBatchMatcher::Fetch::waiting));
+  std::vector<WaitingFetch> overdue;
+  m.take_fetched_before(5, overdue);
+  CHECK(overdue.empty());
+  m.take_fetched_before(6, overdue);
+  REQUIRE(overdue.size() == 1);
+  CHECK(overdue[0].batch.base_sequence == 3);
+  CHECK(overdue[0].consumer == consumer);
+  m.produced(batch(Side::kProduced, 3), {0, 7, 7, 10}, true, out, info);
+  CHECK(out.size() == 1);
+  m.expire(100);
+  CHECK(m.counters().unpaired_fetched == 0);
 }
 
 }  // namespace skewscope::exchange
