@@ -56,10 +56,15 @@ void KafkaBatchMatcher::produced(const kafka::BatchHalf& b, const KafkaBatchEnd&
   p.end = end;
   p.info = {b.topic, b.partition, b.record_count};
   if (offset) p.offset_key = key_of(*offset);
-  // A batch is produced once: a second Produce of it (a retry) keeps the first send's time.
+  // A batch is produced once. A second Produce of it (a retry, or a forwarder relaying the same
+  // request) keeps the earliest send: a Produce is decoded only when its response arrives, so the
+  // hop nearest the broker is often decoded first. Earliest is judged on one domain's clock only
+  // (sends in other domains are not comparable), and only while no consumer has paired with it.
   auto [it, inserted] = produced_.try_emplace(key, std::move(p));
   if (!inserted) {
     ++counters_.duplicates;
+    Produced& kept = it->second;
+    if (kept.consumers.empty() && kept.end.domain == end.domain && end.time_ns < kept.end.time_ns) kept.end = end;
     return;
   }
   Produced& slot = it->second;

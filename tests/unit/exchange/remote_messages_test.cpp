@@ -191,4 +191,37 @@ TEST_CASE("a fetch that finds no local producer is left to the exchange, one tha
   CHECK(m.counters().unpaired_fetched == 0);
 }
 
+TEST_CASE("a batch produced twice keeps its earliest send in one domain, and only until it pairs") {
+  KafkaBatchMatcher m;
+  std::vector<Span> out;
+  std::vector<MessageSpanInfo> info;
+  protocols::kafka::BatchHalf b;
+  b.topic = "orders";
+  b.producer_id = 1;
+  b.base_sequence = 4;
+  b.record_count = 2;
+  b.base_offset = 4;
+  const KafkaConsumerId consumer{2, FlowKey{v4(2), v4(3), 40000, 9092}};
+  // The relay nearest the broker is decoded first (its response came first), the stage's own
+  // earlier send second: the span starts at the stage's send.
+  b.side = protocols::kafka::BatchHalf::Side::kProduced;
+  m.produced(b, {0, 30, 30, 10}, true, out, info);
+  m.produced(b, {0, 10, 10, 10}, true, out, info);
+  // An earlier send in another domain is another clock: not comparable, the kept send stays.
+  m.produced(b, {1, 5, 5, 10}, true, out, info);
+  CHECK(m.counters().duplicates == 2);
+  b.side = protocols::kafka::BatchHalf::Side::kFetched;
+  CHECK((m.fetched(b, {2, 50, 50, 10}, consumer, true, true, out, info) == KafkaBatchMatcher::Fetch::paired));
+  REQUIRE(out.size() == 1);
+  CHECK(out[0].send_ns == 10);
+  // Once a consumer paired, a later, earlier-looking send changes nothing already reported.
+  b.side = protocols::kafka::BatchHalf::Side::kProduced;
+  m.produced(b, {0, 1, 1, 10}, true, out, info);
+  b.side = protocols::kafka::BatchHalf::Side::kFetched;
+  const KafkaConsumerId second{2, FlowKey{v4(2), v4(3), 40001, 9092}};
+  CHECK((m.fetched(b, {2, 60, 60, 10}, second, true, true, out, info) == KafkaBatchMatcher::Fetch::paired));
+  REQUIRE(out.size() == 2);
+  CHECK(out[1].send_ns == 10);
+}
+
 }  // namespace skewscope::exchange
