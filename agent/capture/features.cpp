@@ -106,8 +106,8 @@ bool probe_btf_tracepoints(std::initializer_list<const char*> names, std::string
   for (std::size_t i = 0; i < ids.size(); ++i) {
     LIBBPF_OPTS(bpf_prog_load_opts, opts, .expected_attach_type = BPF_TRACE_RAW_TP,
                 .attach_btf_id = static_cast<__u32>(ids[i]));
-    int fd = bpf_prog_load(BPF_PROG_TYPE_TRACING, "probe_tp_btf", "GPL", program, sizeof program / sizeof program[0],
-                           &opts);
+    int fd =
+        bpf_prog_load(BPF_PROG_TYPE_TRACING, "probe_tp_btf", "GPL", program, sizeof program / sizeof program[0], &opts);
     if (fd < 0) {
       why_not = std::string("a tp_btf/") + names.begin()[i] + " program does not load: " + std::strerror(errno);
       return false;
@@ -208,8 +208,12 @@ const std::vector<HookCandidate>& tcp_hook_candidates() {
     };
     // sock_tp: three hooks of its own. The send's start and the receive are "entry" programs
     // (attached last); the send's end is attached first, so no start waits for an end nobody sees.
-    const std::vector<Feature> sock_tp{Feature::btf,       Feature::tracefs,      Feature::ringbuf,
-                                       Feature::task_btf,  Feature::rdonly_cast_kfunc, Feature::task_storage,
+    const std::vector<Feature> sock_tp{Feature::btf,
+                                       Feature::tracefs,
+                                       Feature::ringbuf,
+                                       Feature::task_btf,
+                                       Feature::rdonly_cast_kfunc,
+                                       Feature::task_storage,
                                        Feature::socket_tracepoints};
     auto add_sock_tp = [&](HookCandidate c, const char* hook, const char* tracepoint, bool entry) {
       c.hook = hook;
@@ -280,8 +284,8 @@ std::vector<HookChoice> choose_hooks(const KernelFeatures& features, const std::
                                      bool payload_capture) {
   const char* forced_env = std::getenv(kForceVariantEnv);
   std::string forced = forced_env ? forced_env : "";
-  bool forced_known = forced.empty() || forced == kVariantSockTp || forced == kVariantRawTp ||
-                      forced == kVariantBtf || forced == kVariantCoreRead;
+  bool forced_known = forced.empty() || forced == kVariantSockTp || forced == kVariantRawTp || forced == kVariantBtf ||
+                      forced == kVariantCoreRead;
   const std::string variant = forced.empty() ? preferred_variant(features, table, payload_capture) : forced;
   std::vector<HookChoice> out;
   for (const auto& candidate : table) {
