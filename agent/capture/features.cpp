@@ -140,8 +140,8 @@ KernelFeatures probe_kernel_features() {
   bool raw = k[Feature::btf] && probe_btf_tracepoints({"sys_enter", "sys_exit"}, why_not);
   set(k, Feature::btf_raw_tracepoints, raw, k[Feature::btf] ? why_not : "needs kernel BTF");
   why_not.clear();
-  // Looked up by name, not by kernel version: sock_send_length/sock_recv_length appeared in 6.3,
-  // tcp_sendmsg_locked later, and distributions backport.
+  // Looked up by name, not by kernel version: sock_send_length/sock_recv_length are the older
+  // pair (around 6.3), tcp_sendmsg_locked is newer, and distributions backport.
   bool socket_tps =
       k[Feature::btf] && probe_btf_tracepoints({"tcp_sendmsg_locked", "sock_send_length", "sock_recv_length"}, why_not);
   set(k, Feature::socket_tracepoints, socket_tps, k[Feature::btf] ? why_not : "needs kernel BTF");
