@@ -145,7 +145,7 @@ median() {
 # summed, read from the map directly: works while the agent is frozen.
 agent_bpf_counter() {
   local prog map
-  prog=$(bpftool perf 2>/dev/null | awk -v me="$AGENT_PID" '$2 == me && /sys_enter(_write)?$/ { for (i = 1; i <= NF; i++) if ($i == "prog_id") print $(i + 1) }' | head -1)
+  prog=$(bpftool perf 2>/dev/null | awk -v me="$AGENT_PID" '$2 == me && /(sys_enter(_write)?|sock_recv_length)$/ { for (i = 1; i <= NF; i++) if ($i == "prog_id") print $(i + 1) }' | head -1)
   [ -n "$prog" ] || { echo 0; return; }
   for map in $(bpftool -j prog show id "$prog" | jq -r '.map_ids[]'); do
     if [ "$(bpftool -j map show id "$map" | jq -r .name)" = counters ]; then

@@ -10,6 +10,7 @@
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
+#include <initializer_list>
 
 #include "capture/tracefs.hpp"
 #include "tcp_syscalls.skel.h"
@@ -26,6 +27,8 @@ const char* feature_name(Feature f) {
     case Feature::rdonly_cast_kfunc: return "bpf_rdonly_cast kfunc callable from tracepoints";
     case Feature::btf_raw_tracepoints: return "BTF raw tracepoints on sys_enter/sys_exit (tp_btf)";
     case Feature::task_storage: return "task-local storage (BPF_MAP_TYPE_TASK_STORAGE)";
+    case Feature::socket_tracepoints:
+      return "socket-layer tracepoints (tcp_sendmsg_locked, sock_send_length, sock_recv_length) for tp_btf";
     case Feature::count_: break;
   }
   return "?";
@@ -77,34 +80,40 @@ bool probe_rdonly_cast(std::string& why_not) {
   return true;
 }
 
-// A tp_btf program needs the tracepoint's BTF type (btf_trace_sys_enter) and a kernel that lets
-// it load here: a minimal one is loaded (not attached) and closed.
-bool probe_btf_raw_tracepoint(std::string& why_not) {
+// A tp_btf program needs the tracepoint's BTF type (btf_trace_<name>) and a kernel that lets it
+// load here: a minimal one is loaded (not attached) and closed, for each tracepoint.
+bool probe_btf_tracepoints(std::initializer_list<const char*> names, std::string& why_not) {
   btf* vmlinux = btf__load_vmlinux_btf();
   if (!vmlinux) {
     why_not = "kernel BTF cannot be read";
     return false;
   }
-  int enter_id = btf__find_by_name_kind(vmlinux, "btf_trace_sys_enter", BTF_KIND_TYPEDEF);
-  int exit_id = btf__find_by_name_kind(vmlinux, "btf_trace_sys_exit", BTF_KIND_TYPEDEF);
-  btf__free(vmlinux);
-  if (enter_id <= 0 || exit_id <= 0) {
-    why_not = "no btf_trace_sys_enter/sys_exit in kernel BTF";
-    return false;
+  std::vector<int> ids;
+  for (const char* name : names) {
+    int id = btf__find_by_name_kind(vmlinux, (std::string("btf_trace_") + name).c_str(), BTF_KIND_TYPEDEF);
+    if (id <= 0) {
+      btf__free(vmlinux);
+      why_not = std::string("no btf_trace_") + name + " in kernel BTF";
+      return false;
+    }
+    ids.push_back(id);
   }
+  btf__free(vmlinux);
   const bpf_insn program[] = {
       {BPF_ALU64 | BPF_MOV | BPF_K, BPF_REG_0, 0, 0, 0},
       {BPF_JMP | BPF_EXIT, 0, 0, 0, 0},
   };
-  LIBBPF_OPTS(bpf_prog_load_opts, opts, .expected_attach_type = BPF_TRACE_RAW_TP,
-              .attach_btf_id = static_cast<__u32>(enter_id));
-  int fd = bpf_prog_load(BPF_PROG_TYPE_TRACING, "probe_tp_btf", "GPL", program, sizeof program / sizeof program[0],
-                         &opts);
-  if (fd < 0) {
-    why_not = std::string("a tp_btf/sys_enter program does not load: ") + std::strerror(errno);
-    return false;
+  for (std::size_t i = 0; i < ids.size(); ++i) {
+    LIBBPF_OPTS(bpf_prog_load_opts, opts, .expected_attach_type = BPF_TRACE_RAW_TP,
+                .attach_btf_id = static_cast<__u32>(ids[i]));
+    int fd =
+        bpf_prog_load(BPF_PROG_TYPE_TRACING, "probe_tp_btf", "GPL", program, sizeof program / sizeof program[0], &opts);
+    if (fd < 0) {
+      why_not = std::string("a tp_btf/") + names.begin()[i] + " program does not load: " + std::strerror(errno);
+      return false;
+    }
+    close(fd);
   }
-  close(fd);
   return true;
 }
 
@@ -128,8 +137,14 @@ KernelFeatures probe_kernel_features() {
   bool rdonly_cast = k[Feature::btf] && probe_rdonly_cast(why_not);
   set(k, Feature::rdonly_cast_kfunc, rdonly_cast, k[Feature::btf] ? why_not : "needs kernel BTF");
   why_not.clear();
-  bool raw = k[Feature::btf] && probe_btf_raw_tracepoint(why_not);
+  bool raw = k[Feature::btf] && probe_btf_tracepoints({"sys_enter", "sys_exit"}, why_not);
   set(k, Feature::btf_raw_tracepoints, raw, k[Feature::btf] ? why_not : "needs kernel BTF");
+  why_not.clear();
+  // Looked up by name, not by kernel version: sock_send_length/sock_recv_length are the older
+  // pair (around 6.3), tcp_sendmsg_locked is newer, and distributions backport.
+  bool socket_tps =
+      k[Feature::btf] && probe_btf_tracepoints({"tcp_sendmsg_locked", "sock_send_length", "sock_recv_length"}, why_not);
+  set(k, Feature::socket_tracepoints, socket_tps, k[Feature::btf] ? why_not : "needs kernel BTF");
   set(k, Feature::task_storage, libbpf_probe_bpf_map_type(BPF_MAP_TYPE_TASK_STORAGE, nullptr) == 1,
       "map type not supported (Linux < 5.11)");
   return k;
@@ -191,6 +206,26 @@ const std::vector<HookCandidate>& tcp_hook_candidates() {
       t.push_back(std::move(exit_raw));
       t.push_back(std::move(exit));
     };
+    // sock_tp: three hooks of its own. The send's start and the receive are "entry" programs
+    // (attached last); the send's end is attached first, so no start waits for an end nobody sees.
+    const std::vector<Feature> sock_tp{Feature::btf,
+                                       Feature::tracefs,
+                                       Feature::ringbuf,
+                                       Feature::task_btf,
+                                       Feature::rdonly_cast_kfunc,
+                                       Feature::task_storage,
+                                       Feature::socket_tracepoints};
+    auto add_sock_tp = [&](HookCandidate c, const char* hook, const char* tracepoint, bool entry) {
+      c.hook = hook;
+      c.tracepoint = tracepoint;
+      c.variant = kVariantSockTp;
+      c.needs = sock_tp;
+      c.entry = entry;
+      t.push_back(std::move(c));
+    };
+    add_sock_tp(PROGRAM(sock_send_begin), "tcp send: start (socket layer)", "tcp/tcp_sendmsg_locked", true);
+    add_sock_tp(PROGRAM(sock_send_end), "tcp send: end (socket layer)", "sock/sock_send_length", false);
+    add_sock_tp(PROGRAM(sock_recv_end), "tcp recv: end (socket layer)", "sock/sock_recv_length", true);
 #define SYSCALL_HOOK(direction, call) \
   add(direction, #call, PROGRAM(enter_##call), PROGRAM(enter_##call##_core), PROGRAM(exit_##call))
     SYSCALL_HOOK("send", write);
@@ -214,17 +249,23 @@ const std::vector<HookCandidate>& tcp_hook_candidates() {
 namespace {
 
 bool serves(const HookCandidate& c, const std::string& variant) {
-  return c.variant == variant || (c.variant == kVariantClassic && variant != kVariantRawTp);
+  return c.variant == variant ||
+         (c.variant == kVariantClassic && (variant == kVariantBtf || variant == kVariantCoreRead));
 }
 
-// The first variant, in order of preference, whose every program has what it needs. btf before
-// raw_tp, by measurement (bench/overhead_tools/untraced_min.sh): raw_tp makes a hooked but
+// The first variant, in order of preference, whose every program has what it needs.
+// sock_tp first, by measurement (bench/RESULTS.md): three program runs per message instead of four,
+// no fd walk, and nothing at all on calls that are not socket calls. It cannot feed payload capture,
+// which then gets btf.
+// btf before raw_tp, by measurement (bench/overhead_tools/untraced_min.sh): raw_tp makes a hooked but
 // untraced read/write ~100 ns cheaper, but runs two programs on EVERY syscall of the host
 // (+220 ns on pwrite here, where the classic tracepoints add nothing measurable), and traced
 // messages cost the same in BPF either way. raw_tp needs all that btf needs, so it is used
 // only when forced (SKEWSCOPE_FORCE_VARIANT=raw_tp).
-std::string preferred_variant(const KernelFeatures& features, const std::vector<HookCandidate>& table) {
-  for (const char* variant : {kVariantBtf, kVariantRawTp, kVariantCoreRead}) {
+std::string preferred_variant(const KernelFeatures& features, const std::vector<HookCandidate>& table,
+                              bool payload_capture) {
+  for (const char* variant : {kVariantSockTp, kVariantBtf, kVariantRawTp, kVariantCoreRead}) {
+    if (payload_capture && variant == std::string(kVariantSockTp)) continue;
     bool usable = false;
     for (const auto& c : table) {
       if (!serves(c, variant)) continue;
@@ -239,11 +280,13 @@ std::string preferred_variant(const KernelFeatures& features, const std::vector<
 
 }  // namespace
 
-std::vector<HookChoice> choose_hooks(const KernelFeatures& features, const std::vector<HookCandidate>& table) {
+std::vector<HookChoice> choose_hooks(const KernelFeatures& features, const std::vector<HookCandidate>& table,
+                                     bool payload_capture) {
   const char* forced_env = std::getenv(kForceVariantEnv);
   std::string forced = forced_env ? forced_env : "";
-  bool forced_known = forced.empty() || forced == kVariantRawTp || forced == kVariantBtf || forced == kVariantCoreRead;
-  const std::string variant = forced.empty() ? preferred_variant(features, table) : forced;
+  bool forced_known = forced.empty() || forced == kVariantSockTp || forced == kVariantRawTp || forced == kVariantBtf ||
+                      forced == kVariantCoreRead;
+  const std::string variant = forced.empty() ? preferred_variant(features, table, payload_capture) : forced;
   std::vector<HookChoice> out;
   for (const auto& candidate : table) {
     HookChoice choice{candidate, true, {}};
@@ -253,8 +296,10 @@ std::vector<HookChoice> choose_hooks(const KernelFeatures& features, const std::
       choice.reason = std::move(why);
     };
     if (!forced_known)
-      reject(std::string(kForceVariantEnv) + "=" + forced + " is not a variant (" + kVariantRawTp + ", " +
-             kVariantBtf + ", " + kVariantCoreRead + ")");
+      reject(std::string(kForceVariantEnv) + "=" + forced + " is not a variant (" + kVariantSockTp + ", " +
+             kVariantRawTp + ", " + kVariantBtf + ", " + kVariantCoreRead + ")");
+    else if (payload_capture && candidate.variant == kVariantSockTp)
+      reject("payload capture (--payload-bytes) copies from the syscall's buffers: a syscall variant serves");
     else if (!serves(candidate, variant))
       reject(forced.empty() ? (variant.empty() ? std::string("no variant has what it needs")
                                                : "variant " + variant + " is used (preferred, all it needs is here)")

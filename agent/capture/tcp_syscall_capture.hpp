@@ -1,5 +1,5 @@
-// The production EventSource: the tcp_syscalls BPF object, opened, configured, loaded and
-// attached in one RAII object; destroying it detaches everything.
+// The production EventSource: the tcp_syscalls BPF object (every TCP capture variant), opened,
+// configured, loaded and attached in one RAII object; destroying it detaches everything.
 #pragma once
 
 #include <atomic>
@@ -28,7 +28,7 @@ class TcpSyscallCapture final : public EventSource {
   TcpSyscallCapture(const TcpSyscallCapture&) = delete;
   TcpSyscallCapture& operator=(const TcpSyscallCapture&) = delete;
 
-  // Records are submitted without waking the reader (see bpf/tcp_syscalls.bpf.c), so poll waits
+  // Records are submitted without waking the reader (see bpf/lib/tcp_halves.bpf.h), so poll waits
   // for `timeout` (or a wake-up when the ring fills) and then consumes whatever is there, at most
   // kMaxBatch records: the caller's vector stays bounded however far behind it is.
   bool poll(std::vector<skewscope_half_event>& out, std::chrono::milliseconds timeout) override;

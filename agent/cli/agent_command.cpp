@@ -313,7 +313,7 @@ int run_agent(const AgentOptions& options) {
   ControlSocket control([&](const std::string& line) { return handle_control(line, core, core_lock); });
   if (std::string error = control.bind(options.control_socket); !error.empty()) return runtime_error(error);
 
-  auto choices = choose_hooks(probe_kernel_features(), tcp_hook_candidates());
+  auto choices = choose_hooks(probe_kernel_features(), tcp_hook_candidates(), plan.payload.max_bytes > 0);
   std::string load_error;
   capture = TcpSyscallCapture::open(choices, load_error, plan.payload);
   if (!capture) return runtime_error(load_error);

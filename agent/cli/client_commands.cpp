@@ -194,7 +194,10 @@ int run_doctor() {
   }
   std::cout << "\n" << chosen << " of " << choices.size() << " programs usable\n";
   std::string variant = chosen_variant(choices);
-  std::cout << "fd -> socket walk: " << (variant.empty() ? "none" : variant) << "\n";
+  std::cout << "variant: " << (variant.empty() ? "none" : variant) << "\n";
+  // The agent passes sock_tp over when --payload-bytes is set: say what it loads then.
+  std::string with_payload = chosen_variant(choose_hooks(k, tcp_hook_candidates(), true));
+  std::cout << "variant with --payload-bytes: " << (with_payload.empty() ? "none" : with_payload) << "\n";
   print_wire_doctor(std::cout);
   return variant.empty() ? 1 : 0;  // without an entry program nothing is captured
 }

@@ -122,22 +122,33 @@ static __always_inline void read_tuple(struct sock *sk, struct skewscope_half_ev
 	READ_SOCK_TUPLE(sk, e);
 }
 
-/* read_tuple through a BTF pointer: about twelve loads instead of twelve helper calls. */
+/* The tuple through a BTF pointer (a tp_btf argument, or re-typed by bpf_rdonly_cast): about
+ * twelve plain loads instead of twelve helper calls. */
+#define READ_SOCK_TUPLE_TYPED(sk, e)                                                                   \
+	do {                                                                                           \
+		(e)->local_port = (sk)->__sk_common.skc_num;                                           \
+		(e)->remote_port = bpf_ntohs((sk)->__sk_common.skc_dport);                             \
+		if ((sk)->__sk_common.skc_family == SKEWSCOPE_AF_INET) {                               \
+			ipv4_mapped((e)->local_addr, (sk)->__sk_common.skc_rcv_saddr);                 \
+			ipv4_mapped((e)->remote_addr, (sk)->__sk_common.skc_daddr);                    \
+		} else {                                                                               \
+			const __be32 *local = (sk)->__sk_common.skc_v6_rcv_saddr.in6_u.u6_addr32;      \
+			const __be32 *remote = (sk)->__sk_common.skc_v6_daddr.in6_u.u6_addr32;         \
+			for (int i = 0; i < 4; i++) {                                                  \
+				__builtin_memcpy((e)->local_addr + 4 * i, &(__be32){local[i]}, 4);     \
+				__builtin_memcpy((e)->remote_addr + 4 * i, &(__be32){remote[i]}, 4);   \
+			}                                                                              \
+		}                                                                                      \
+		(e)->netns_ino = (sk)->__sk_common.skc_net.net->ns.inum;                               \
+	} while (0)
+
+static __always_inline void read_tuple_typed(struct sock *sk, struct skewscope_half_event *e)
+{
+	READ_SOCK_TUPLE_TYPED(sk, e);
+}
+
 static __always_inline void read_tuple_btf(struct sock *sock, struct skewscope_half_event *e)
 {
 	struct sock *sk = bpf_rdonly_cast(sock, bpf_core_type_id_kernel(struct sock));
-	e->local_port = sk->__sk_common.skc_num;
-	e->remote_port = bpf_ntohs(sk->__sk_common.skc_dport);
-	if (sk->__sk_common.skc_family == SKEWSCOPE_AF_INET) {
-		ipv4_mapped(e->local_addr, sk->__sk_common.skc_rcv_saddr);
-		ipv4_mapped(e->remote_addr, sk->__sk_common.skc_daddr);
-	} else {
-		const __be32 *local = sk->__sk_common.skc_v6_rcv_saddr.in6_u.u6_addr32;
-		const __be32 *remote = sk->__sk_common.skc_v6_daddr.in6_u.u6_addr32;
-		for (int i = 0; i < 4; i++) {
-			__builtin_memcpy(e->local_addr + 4 * i, &(__be32){local[i]}, 4);
-			__builtin_memcpy(e->remote_addr + 4 * i, &(__be32){remote[i]}, 4);
-		}
-	}
-	e->netns_ino = sk->__sk_common.skc_net.net->ns.inum;
+	READ_SOCK_TUPLE_TYPED(sk, e);
 }

@@ -39,13 +39,21 @@ expect_exit 0 "$SKEWSCOPE" doctor
 grep -qx "kernel $(uname -r)" "$WORK/out" || fail "doctor: no 'kernel $(uname -r)' line"
 grep -q "^features:" "$WORK/out" && grep -q "^hooks:" "$WORK/out" || fail "doctor: sections missing"
 grep -Eq "^  yes syscall tracepoints" "$WORK/out" || fail "doctor: syscall tracepoints not reported"
-grep -Eq "^  use  enter_write " "$WORK/out" || fail "doctor: the write tracepoint is not chosen"
+# sock_tp where the socket-layer tracepoints exist, else a syscall variant hooking write.
+variant=$(sed -n 's/^variant: //p' "$WORK/out")
+case $variant in
+  sock_tp) grep -Eq "^  use  sock_send_end " "$WORK/out" || fail "doctor: variant sock_tp but sock_send_end not chosen" ;;
+  btf|core_read|raw_tp) grep -Eq "^  use  (enter_write|sys_enter_tcp) " "$WORK/out" || fail "doctor: the write tracepoint is not chosen" ;;
+  *) fail "doctor: no 'variant:' line naming a variant (got '$variant')" ;;
+esac
+grep -Eq "^variant with --payload-bytes: (btf|core_read|raw_tp)$" "$WORK/out" ||
+  fail "doctor: payload capture must name a syscall variant"
 usable=$(sed -n 's/^\([0-9]*\) of \([0-9]*\) programs usable$/\1 \2/p' "$WORK/out")
 [ -n "$usable" ] || fail "doctor: no 'N of M programs usable' line"
 read -r n_use n_all <<<"$usable"
 [ "$n_use" -eq "$(grep -c '^  use  ' "$WORK/out")" ] && [ "$n_all" -eq "$(grep -Ec '^  (use|skip) ' "$WORK/out")" ] ||
   fail "doctor: the summary ($usable) does not match the listed hooks"
-ok "doctor: kernel, features, $n_use of $n_all hooks"
+ok "doctor: kernel, features, $n_use of $n_all hooks, variant $variant"
 
 # --- A lab and an agent
 lab_up 2

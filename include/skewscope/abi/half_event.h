@@ -28,6 +28,7 @@ enum skewscope_syscall {
 	SKEWSCOPE_SYS_RECVFROM,
 	SKEWSCOPE_SYS_RECVMSG,
 	SKEWSCOPE_SYS_RECVMMSG,
+	SKEWSCOPE_SYS_SOCKET, /* the socket layer (sock_tp capture): the syscall is not known */
 };
 
 /* Per-CPU drop and filter counters (array map index). Every drop has a slot here. */
@@ -51,13 +52,14 @@ struct skewscope_loss_origin {
  * server compute the same key. local_* is this socket's end, remote_* the peer's.
  * Ports are in host byte order. */
 struct skewscope_half_event {
-	__u64 ts_ns;          /* CLOCK_MONOTONIC: send at syscall entry, receive at syscall exit */
+	__u64 ts_ns;          /* CLOCK_MONOTONIC: send before its bytes are queued (syscall entry,
+	                         or tcp_sendmsg_locked), receive after the copy */
 	__u64 cgroup_id;      /* cgroup v2 id of the calling task */
 	__u8 local_addr[16];
 	__u8 remote_addr[16];
 	__u16 local_port;
 	__u16 remote_port;
-	__u32 seq;            /* write_seq (send) or copied_seq (receive) at syscall entry */
+	__u32 seq;            /* first byte moved: write_seq (send) or copied_seq (receive) */
 	__u32 bytes;          /* bytes moved, from the return value */
 	__u32 netns_ino;      /* inode of the socket's network namespace */
 	__u32 pid;            /* thread-group id */

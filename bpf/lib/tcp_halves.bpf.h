@@ -1,0 +1,87 @@
+/* What every TCP capture family shares: the half ring buffer, the loss accounting, the agent's
+ * own tgid, and one way to fill and submit a half. Included once, by tcp_syscalls.bpf.c. */
+#pragma once
+
+/* Set by the agent before load: its own traffic is never traced. */
+const volatile __u32 agent_tgid = 0;
+
+#define RINGBUF_BYTES (8 * 1024 * 1024)
+struct {
+	__uint(type, BPF_MAP_TYPE_RINGBUF);
+	__uint(max_entries, RINGBUF_BYTES);
+} halves SEC(".maps");
+
+/* Waking the reader on every record cost more than half of all BPF time (measured: the
+ * self-interrupt behind each wake-up dominates on a VM). The agent polls every few milliseconds
+ * anyway, so records are submitted silently and the reader is only woken when the ring is a
+ * quarter full, long before it can overflow. */
+#define WAKEUP_AT_BYTES (RINGBUF_BYTES / 4)
+
+/* Losses by origin (network namespace, cgroup, reason), so that a loss shows on the domain it
+ * belongs to. The global per-CPU counter always counts; an origin that finds this table full is
+ * only in the global count, which the agent shows as unattributed (global minus the sum here). */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 4096);
+	__type(key, struct skewscope_loss_origin);
+	__type(value, __u64);
+} lost_by_origin SEC(".maps");
+
+static __always_inline void count_lost(struct sock *sk, __u32 reason)
+{
+	count_event(reason);
+	struct skewscope_loss_origin origin = {
+		.cgroup_id = bpf_get_current_cgroup_id(),
+		.netns_ino = BPF_CORE_READ(sk, __sk_common.skc_net.net, ns.inum),
+		.reason = reason,
+	};
+	__u64 *count = bpf_map_lookup_elem(&lost_by_origin, &origin);
+	if (!count) {
+		__u64 zero = 0;
+		bpf_map_update_elem(&lost_by_origin, &origin, &zero, BPF_NOEXIST);
+		count = bpf_map_lookup_elem(&lost_by_origin, &origin);
+		if (!count)
+			return;
+	}
+	__sync_fetch_and_add(count, 1);
+}
+
+/* How a family reads the socket's tuple: a constant per call site, so each program holds one. */
+enum tuple_read {
+	TUPLE_CORE_READ,   /* one bpf_probe_read_kernel per field (any kernel with BTF) */
+	TUPLE_RDONLY_CAST, /* re-typed through bpf_rdonly_cast: plain loads (6.2+) */
+	TUPLE_TYPED,       /* sk is already a BTF pointer (a tp_btf argument): plain loads */
+};
+
+/* Reserves, fills and submits one half; a full ring is counted against the socket's origin. */
+static __always_inline void emit_half(enum tuple_read how, struct sock *sk, __u64 ts_ns, __u32 seq, __u64 bytes,
+				      __u8 kind, __u8 syscall)
+{
+	struct skewscope_half_event *e = bpf_ringbuf_reserve(&halves, sizeof(*e), 0);
+	if (!e) {
+		count_lost(sk, SKEWSCOPE_CNT_RINGBUF_FULL);
+		return;
+	}
+	e->ts_ns = ts_ns;
+	e->cgroup_id = bpf_get_current_cgroup_id();
+	if (how == TUPLE_TYPED)
+		read_tuple_typed(sk, e);
+	else if (how == TUPLE_RDONLY_CAST)
+		read_tuple_btf(sk, e);
+	else
+		read_tuple(sk, e);
+	e->seq = seq;
+	e->bytes = bytes > 0xffffffffULL ? 0xffffffffU : (__u32)bytes;
+	__u64 id = bpf_get_current_pid_tgid();
+	e->pid = id >> 32;
+	e->tid = (__u32)id;
+	e->kind = kind;
+	e->syscall = syscall;
+	__builtin_memset(e->pad, 0, sizeof(e->pad));
+	/* Left empty: a helper call per half for a name that changes once per process. The agent
+	 * resolves names by pid in user space when it needs them. */
+	__builtin_memset(e->comm, 0, sizeof(e->comm));
+	__u64 queued = bpf_ringbuf_query(&halves, BPF_RB_AVAIL_DATA);
+	bpf_ringbuf_submit(e, queued >= WAKEUP_AT_BYTES ? BPF_RB_FORCE_WAKEUP : BPF_RB_NO_WAKEUP);
+	count_event(SKEWSCOPE_CNT_EMITTED);
+}

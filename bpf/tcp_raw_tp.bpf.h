@@ -1,0 +1,64 @@
+/* The raw_tp syscall family: one BTF raw tracepoint on sys_enter and one on sys_exit, filtered
+ * by syscall number, the in-flight call in task-local storage. No classic tracepoint's argument
+ * record is built for the hooked calls, but every syscall on the host runs the filter (measured:
+ * more than the classic family costs the calls it does not hook), so the agent uses it only when
+ * forced. Included by tcp_syscalls.bpf.c (one object, one ring buffer). */
+#pragma once
+
+/* The raw_tp family: the same hooks from two programs. The syscall number selects the call; its
+ * arguments are read from the user registers the tracepoint hands over (plain BTF loads). */
+SEC("tp_btf/sys_enter")
+int sys_enter_tcp(unsigned long long *ctx)
+{
+	struct pt_regs *regs = (struct pt_regs *)ctx[0];
+	long nr = (long)ctx[1];
+	if (!is_traced_nr(nr) || !SYS_NATIVE(regs))
+		return 0;
+	long fd = (long)SYS_ARG(regs, 0);
+	__u8 kind = SKEWSCOPE_HALF_SEND;
+	__u8 syscall;
+	__u64 vec = 0;
+	/* The payload copy's buffer: (buf, len) for write/read/sendto/recvfrom and the iovec array
+	 * (iov, count) for writev/readv; a msghdr (len 0) for sendmsg/recvmsg; none for the mmsg calls. */
+	__u64 buf = SYS_ARG(regs, 1), buf_len = SYS_ARG(regs, 2);
+	switch (nr) {
+	case NR_write: syscall = SKEWSCOPE_SYS_WRITE; break;
+	case NR_writev: syscall = SKEWSCOPE_SYS_WRITEV; break;
+	case NR_sendto: syscall = SKEWSCOPE_SYS_SENDTO; break;
+	case NR_sendmsg: syscall = SKEWSCOPE_SYS_SENDMSG; buf_len = 0; break;
+	case NR_sendmmsg: syscall = SKEWSCOPE_SYS_SENDMMSG; vec = SYS_ARG(regs, 1); buf = buf_len = 0; break;
+	default:
+		kind = SKEWSCOPE_HALF_RECV;
+		switch (nr) {
+		case NR_read: syscall = SKEWSCOPE_SYS_READ; break;
+		case NR_readv: syscall = SKEWSCOPE_SYS_READV; break;
+		case NR_recvfrom:
+			if (SYS_ARG(regs, 3) & MSG_PEEK_FLAG)
+				return 0;
+			syscall = SKEWSCOPE_SYS_RECVFROM;
+			break;
+		case NR_recvmsg:
+			if (SYS_ARG(regs, 2) & MSG_PEEK_FLAG)
+				return 0;
+			syscall = SKEWSCOPE_SYS_RECVMSG;
+			buf_len = 0;
+			break;
+		default: /* recvmmsg */
+			if (SYS_ARG(regs, 3) & MSG_PEEK_FLAG)
+				return 0;
+			syscall = SKEWSCOPE_SYS_RECVMMSG;
+			vec = SYS_ARG(regs, 1);
+			buf = buf_len = 0;
+		}
+	}
+	return on_enter(V_RAW_TP, fd, kind, syscall, vec, buf, buf_len);
+}
+
+SEC("tp_btf/sys_exit")
+int sys_exit_tcp(unsigned long long *ctx)
+{
+	struct pt_regs *regs = (struct pt_regs *)ctx[0];
+	if (!is_traced_nr(SYS_NR(regs)))
+		return 0;
+	return on_exit(V_RAW_TP, (long)ctx[1]);
+}

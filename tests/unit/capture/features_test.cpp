@@ -1,0 +1,68 @@
+// The candidate table's choice between variants, from a given feature set (no kernel needed: a
+// tracepoint missing from this machine's tracefs only adds a later reason, never hides the first).
+#include <doctest/doctest.h>
+
+#include <cstdlib>
+#include <string>
+
+#include "capture/features.hpp"
+
+using namespace skewscope;
+
+namespace {
+
+KernelFeatures everything() {
+  KernelFeatures k;
+  for (bool& has : k.has) has = true;
+  return k;
+}
+
+const HookChoice& choice_of(const std::vector<HookChoice>& choices, const std::string& program) {
+  for (const auto& c : choices)
+    if (c.candidate.program == program) return c;
+  FAIL("no candidate " << program);
+  return choices.front();
+}
+
+bool starts_with(const std::string& s, const std::string& prefix) { return s.rfind(prefix, 0) == 0; }
+
+}  // namespace
+
+TEST_CASE("sock_tp is preferred when the kernel has all it needs, and never with payload capture") {
+  unsetenv(kForceVariantEnv);
+  const auto& table = tcp_hook_candidates();
+
+  auto plain = choose_hooks(everything(), table, false);
+  // Chosen, unless this machine lacks the tracepoint (then that is the only reason).
+  for (const char* p : {"sock_send_begin", "sock_send_end", "sock_recv_end"}) {
+    const auto& c = choice_of(plain, p);
+    CHECK((c.chosen || starts_with(c.reason, "tracepoint ")));
+  }
+  CHECK(starts_with(choice_of(plain, "enter_write").reason, "variant sock_tp is used"));
+  CHECK(starts_with(choice_of(plain, "exit_write").reason, "variant sock_tp is used"));
+
+  auto payload = choose_hooks(everything(), table, true);
+  CHECK(choice_of(payload, "sock_send_end").reason.find("payload capture") != std::string::npos);
+  const auto& enter = choice_of(payload, "enter_write");
+  CHECK((enter.chosen || starts_with(enter.reason, "tracepoint ")));
+  CHECK(starts_with(choice_of(payload, "sys_enter_tcp").reason, "variant btf is used"));
+}
+
+TEST_CASE("without the socket-layer tracepoints the btf syscall variant serves") {
+  unsetenv(kForceVariantEnv);
+  KernelFeatures k = everything();
+  k.has[static_cast<int>(Feature::socket_tracepoints)] = false;
+  auto choices = choose_hooks(k, tcp_hook_candidates(), false);
+  CHECK(starts_with(choice_of(choices, "sock_recv_end").reason, "variant btf is used"));
+  const auto& enter = choice_of(choices, "enter_read");
+  CHECK((enter.chosen || starts_with(enter.reason, "tracepoint ")));
+}
+
+TEST_CASE("forcing sock_tp with payload capture leaves no entry program, with the reason") {
+  setenv(kForceVariantEnv, kVariantSockTp, 1);
+  auto choices = choose_hooks(everything(), tcp_hook_candidates(), true);
+  unsetenv(kForceVariantEnv);
+  CHECK(chosen_variant(choices).empty());
+  CHECK(choice_of(choices, "sock_send_begin").reason.find("payload capture") != std::string::npos);
+  CHECK(starts_with(choice_of(choices, "enter_write").reason, std::string(kForceVariantEnv) + "=sock_tp"));
+}
