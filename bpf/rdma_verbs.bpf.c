@@ -18,10 +18,18 @@ char LICENSE[] SEC("license") = "GPL";
 
 /* Only the network namespace of the caller: flavoured names so they never clash with the shared
  * kernel_types declarations (libbpf matches "task_struct___rdma" against task_struct). */
-struct nsproxy___rdma { struct net *net_ns; } __attribute__((preserve_access_index));
-struct task_struct___rdma { struct nsproxy___rdma *nsproxy; } __attribute__((preserve_access_index));
-struct inode___rdma { unsigned long i_ino; } __attribute__((preserve_access_index));
-struct file___rdma { struct inode___rdma *f_inode; } __attribute__((preserve_access_index));
+struct nsproxy___rdma {
+	struct net *net_ns;
+} __attribute__((preserve_access_index));
+struct task_struct___rdma {
+	struct nsproxy___rdma *nsproxy;
+} __attribute__((preserve_access_index));
+struct inode___rdma {
+	unsigned long i_ino;
+} __attribute__((preserve_access_index));
+struct file___rdma {
+	struct inode___rdma *f_inode;
+} __attribute__((preserve_access_index));
 struct vm_area_struct___rdma {
 	unsigned long vm_start;
 	unsigned long vm_pgoff;
@@ -43,15 +51,25 @@ struct {
 	__type(value, __u64);
 } rdma_counters SEC(".maps");
 
-struct qp_key { __u32 tgid; __u32 qpn; };
+struct qp_key {
+	__u32 tgid;
+	__u32 qpn;
+};
 /* A QP is tracked only when, at its RTR, the provider's post_send and poll_cq were already
  * probed: then no message of the connection can pass unseen, and ordinals agree on both sides.
  * A QP connected before that (or before the agent started) is counted, never numbered. */
-struct qp_ordinals { __u64 sent; __u64 received; __u64 tracked; };
+struct qp_ordinals {
+	__u64 sent;
+	__u64 received;
+	__u64 tracked;
+};
 
 /* (inode, file offset) of provider functions the agent has probed: written by the agent after
  * each attach, read at RTR. */
-struct armed_key { __u64 inode; __u64 offset; };
+struct armed_key {
+	__u64 inode;
+	__u64 offset;
+};
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
 	__uint(max_entries, 1024);
@@ -128,7 +146,10 @@ static __always_inline void restart_ordinals(__u32 qpn, __u64 tracked)
 	bpf_map_update_elem(&qp_ordinals, &key, &fresh, BPF_ANY);
 }
 
-struct vma_lookup { __u64 address; struct armed_key key; };
+struct vma_lookup {
+	__u64 address;
+	struct armed_key key;
+};
 
 static long vma_file_offset(struct task_struct *task, struct vm_area_struct___rdma *vma, struct vma_lookup *l)
 {
@@ -136,7 +157,8 @@ static long vma_file_offset(struct task_struct *task, struct vm_area_struct___rd
 	if (!file)
 		return 0;
 	l->key.inode = BPF_CORE_READ(file, f_inode, i_ino);
-	l->key.offset = l->address - BPF_CORE_READ(vma, vm_start) + ((__u64)BPF_CORE_READ(vma, vm_pgoff) << 12);
+	l->key.offset =
+		l->address - BPF_CORE_READ(vma, vm_start) + ((__u64)BPF_CORE_READ(vma, vm_pgoff) << 12);
 	return 0;
 }
 
@@ -144,7 +166,9 @@ static long vma_file_offset(struct task_struct *task, struct vm_area_struct___rd
 static __always_inline bool armed(__u64 address)
 {
 	struct vma_lookup l = {.address = address};
-	if (!address || bpf_find_vma((void *)bpf_get_current_task_btf(), address, vma_file_offset, &l, 0) != 0 || !l.key.inode)
+	if (!address ||
+	    bpf_find_vma((void *)bpf_get_current_task_btf(), address, vma_file_offset, &l, 0) != 0 ||
+	    !l.key.inode)
 		return false;
 	return bpf_map_lookup_elem(&armed_functions, &l.key) != 0;
 }
@@ -197,7 +221,8 @@ int rdma_modify_qp(struct pt_regs *ctx)
 		return 0;
 	__u32 qpn = qp_number(qp);
 	__u64 context = qp_context(qp);
-	const bool tracked = armed(context_op(context, CTX_OPS_POST_SEND)) && armed(context_op(context, CTX_OPS_POLL_CQ));
+	const bool tracked =
+		armed(context_op(context, CTX_OPS_POST_SEND)) && armed(context_op(context, CTX_OPS_POLL_CQ));
 	/* A new connection: its first message is ordinal 0 on both sides. */
 	restart_ordinals(qpn, tracked);
 	struct skewscope_rdma_event *e = reserve(SKEWSCOPE_RDMA_CONNECT, bpf_ktime_get_ns());
@@ -205,7 +230,8 @@ int rdma_modify_qp(struct pt_regs *ctx)
 		return 0;
 	e->qpn = qpn;
 	e->opcode = tracked;
-	read_rtr_attr(attr, context, &e->peer_qpn, e->gid, &e->sgid_index, &e->port_num, e->device, sizeof(e->device));
+	read_rtr_attr(attr, context, &e->peer_qpn, e->gid, &e->sgid_index, &e->port_num, e->device,
+		      sizeof(e->device));
 	submit(e);
 	return 0;
 }
@@ -225,7 +251,8 @@ int rdma_post_send(struct pt_regs *ctx)
 		__u64 next = read_user_u64(wr + WR_NEXT);
 		if (opcode == WR_RDMA_WRITE) {
 			count(SKEWSCOPE_RDMA_CNT_WRITES, 1);
-		} else if (opcode == WR_SEND || opcode == WR_SEND_WITH_IMM || opcode == WR_RDMA_WRITE_WITH_IMM) {
+		} else if (opcode == WR_SEND || opcode == WR_SEND_WITH_IMM ||
+			   opcode == WR_RDMA_WRITE_WITH_IMM) {
 			__u64 wr_id = read_user_u64(wr + WR_ID);
 			__u32 bytes = wr_total_length(wr);
 			__u64 ordinal = __sync_fetch_and_add(&ord->sent, 1);
@@ -275,7 +302,9 @@ int rdma_poll_cq_ret(struct pt_regs *ctx)
 		struct verbs_wc c;
 		read_wc(wc + (__u64)i * WC_SIZE, &c);
 		if (c.status) {
-			count(c.status == WC_FLUSH_ERR ? SKEWSCOPE_RDMA_CNT_FLUSHED : SKEWSCOPE_RDMA_CNT_ERROR_COMPLETIONS, 1);
+			count(c.status == WC_FLUSH_ERR ? SKEWSCOPE_RDMA_CNT_FLUSHED
+						       : SKEWSCOPE_RDMA_CNT_ERROR_COMPLETIONS,
+			      1);
 			continue;
 		}
 		if (!(c.opcode & WC_RECV_FLAG)) {

@@ -25,8 +25,15 @@ int sys_enter_tcp(unsigned long long *ctx)
 	case NR_write: syscall = SKEWSCOPE_SYS_WRITE; break;
 	case NR_writev: syscall = SKEWSCOPE_SYS_WRITEV; break;
 	case NR_sendto: syscall = SKEWSCOPE_SYS_SENDTO; break;
-	case NR_sendmsg: syscall = SKEWSCOPE_SYS_SENDMSG; buf_len = 0; break;
-	case NR_sendmmsg: syscall = SKEWSCOPE_SYS_SENDMMSG; vec = SYS_ARG(regs, 1); buf = buf_len = 0; break;
+	case NR_sendmsg:
+		syscall = SKEWSCOPE_SYS_SENDMSG;
+		buf_len = 0;
+		break;
+	case NR_sendmmsg:
+		syscall = SKEWSCOPE_SYS_SENDMMSG;
+		vec = SYS_ARG(regs, 1);
+		buf = buf_len = 0;
+		break;
 	default:
 		kind = SKEWSCOPE_HALF_RECV;
 		switch (nr) {

@@ -90,7 +90,8 @@ int sock_send_end(unsigned long long *ctx)
 	/* Another socket's start: a protocol that sends through TCP underneath (kernel TLS, ...). */
 	if (slot->sk != sk || ret <= 0)
 		return 0;
-	emit_half(TUPLE_TYPED, sk, slot->ts_ns, slot->seq, (__u64)ret, SKEWSCOPE_HALF_SEND, SKEWSCOPE_SYS_SOCKET);
+	emit_half(TUPLE_TYPED, sk, slot->ts_ns, slot->seq, (__u64)ret, SKEWSCOPE_HALF_SEND,
+		  SKEWSCOPE_SYS_SOCKET);
 	return 0;
 }
 

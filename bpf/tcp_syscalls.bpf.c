@@ -25,9 +25,11 @@ char LICENSE[] SEC("license") = "GPL";
 #define ARG(n) (ctx->args[n])
 
 /* Each syscall's entry logic, written once for both walks. */
-#define ENTRY(name, body)                                                                            \
+#define ENTRY(name, body)                                                                                    \
 	static __always_inline int on_enter_##name(struct trace_event_raw_sys_enter *ctx, enum variant walk) \
-	{ body }
+	{                                                                                                    \
+		body                                                                                         \
+	}
 
 /* Sends */
 ENTRY(write, return on_enter(walk, ARG(0), SKEWSCOPE_HALF_SEND, SKEWSCOPE_SYS_WRITE, 0, ARG(1), ARG(2));)
@@ -48,13 +50,17 @@ ENTRY(recvmmsg, if (ARG(3) & MSG_PEEK_FLAG) return 0;
 
 /* Two entry programs per syscall, the same logic over each walk; the agent loads one of them
  * (autoload, decided before load by its candidate table). */
-#define ENTRY_PROGRAMS(name)                                                     \
-	SEC("tracepoint/syscalls/sys_enter_" #name)                                  \
-	int enter_##name(struct trace_event_raw_sys_enter *ctx)                      \
-	{ return on_enter_##name(ctx, V_BTF); }                                      \
-	SEC("tracepoint/syscalls/sys_enter_" #name)                                  \
-	int enter_##name##_core(struct trace_event_raw_sys_enter *ctx)               \
-	{ return on_enter_##name(ctx, V_CORE_READ); }
+#define ENTRY_PROGRAMS(name)                                           \
+	SEC("tracepoint/syscalls/sys_enter_" #name)                    \
+	int enter_##name(struct trace_event_raw_sys_enter *ctx)        \
+	{                                                              \
+		return on_enter_##name(ctx, V_BTF);                    \
+	}                                                              \
+	SEC("tracepoint/syscalls/sys_enter_" #name)                    \
+	int enter_##name##_core(struct trace_event_raw_sys_enter *ctx) \
+	{                                                              \
+		return on_enter_##name(ctx, V_CORE_READ);              \
+	}
 
 ENTRY_PROGRAMS(write)
 ENTRY_PROGRAMS(writev)
@@ -68,10 +74,12 @@ ENTRY_PROGRAMS(recvmsg)
 ENTRY_PROGRAMS(recvmmsg)
 
 /* One exit program per syscall: each exit only finds an entry its own entry program stored. */
-#define EXIT_PROGRAM(name)                                              \
-	SEC("tracepoint/syscalls/sys_exit_" #name)                          \
-	int exit_##name(struct trace_event_raw_sys_exit *ctx)               \
-	{ return on_exit(V_BTF, ctx->ret); }
+#define EXIT_PROGRAM(name)                                    \
+	SEC("tracepoint/syscalls/sys_exit_" #name)            \
+	int exit_##name(struct trace_event_raw_sys_exit *ctx) \
+	{                                                     \
+		return on_exit(V_BTF, ctx->ret);              \
+	}
 
 EXIT_PROGRAM(write)
 EXIT_PROGRAM(writev)

@@ -89,15 +89,9 @@ int wire_sockops(struct bpf_sock_ops *skops)
 	case SKEWSCOPE_SOCK_OPS_PASSIVE_ESTABLISHED_CB:
 		bpf_setsockopt(skops, SKEWSCOPE_SOL_SOCKET, SKEWSCOPE_SK_BPF_CB_FLAGS, &flags, sizeof(flags));
 		break;
-	case SKEWSCOPE_SOCK_OPS_TSTAMP_SENDMSG_CB:
-		bpf_sock_ops_enable_tx_tstamp(kctx, 0);
-		break;
-	case SKEWSCOPE_SOCK_OPS_TSTAMP_SND_SW_CB:
-		emit(skops, kctx, SKEWSCOPE_WIRE_FROM_SOCKOPS_SW);
-		break;
-	case SKEWSCOPE_SOCK_OPS_TSTAMP_SND_HW_CB:
-		emit(skops, kctx, SKEWSCOPE_WIRE_FROM_SOCKOPS_HW);
-		break;
+	case SKEWSCOPE_SOCK_OPS_TSTAMP_SENDMSG_CB: bpf_sock_ops_enable_tx_tstamp(kctx, 0); break;
+	case SKEWSCOPE_SOCK_OPS_TSTAMP_SND_SW_CB: emit(skops, kctx, SKEWSCOPE_WIRE_FROM_SOCKOPS_SW); break;
+	case SKEWSCOPE_SOCK_OPS_TSTAMP_SND_HW_CB: emit(skops, kctx, SKEWSCOPE_WIRE_FROM_SOCKOPS_HW); break;
 	}
 	return 1;
 }

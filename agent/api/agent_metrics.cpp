@@ -61,7 +61,8 @@ void write_histogram(PrometheusWriter& w, std::string_view name, const std::stri
 void append_exchange_metrics(PrometheusWriter& w, const exchange::ExchangeReport& x) {
   using exchange::DropReason;
   using exchange::RecordReject;
-  w.family("skewscope_exchange_connected", "gauge", "1 when a Kafka broker of the exchange answered in the last second.");
+  w.family("skewscope_exchange_connected", "gauge",
+           "1 when a Kafka broker of the exchange answered in the last second.");
   w.sample("skewscope_exchange_connected", x.connected ? 1 : 0);
   w.family("skewscope_exchange_halves_total", "counter",
            "Halves through the exchange: produced (acknowledged by Kafka), consumed (from owned partitions), "
@@ -69,8 +70,10 @@ void append_exchange_metrics(PrometheusWriter& w, const exchange::ExchangeReport
   w.sample("skewscope_exchange_halves_total", {{"direction", "produced"}}, static_cast<double>(x.halves_produced));
   w.sample("skewscope_exchange_halves_total", {{"direction", "consumed"}}, static_cast<double>(x.halves_consumed));
   w.sample("skewscope_exchange_halves_total", {{"direction", "local"}}, static_cast<double>(x.halves_local));
-  w.sample("skewscope_exchange_halves_total", {{"direction", "sampled_out"}}, static_cast<double>(x.halves_sampled_out));
-  w.family("skewscope_exchange_dropped_total", "counter", "Halves meant to cross the exchange that did not, by reason.");
+  w.sample("skewscope_exchange_halves_total", {{"direction", "sampled_out"}},
+           static_cast<double>(x.halves_sampled_out));
+  w.family("skewscope_exchange_dropped_total", "counter",
+           "Halves meant to cross the exchange that did not, by reason.");
   for (std::size_t i = 0; i < x.dropped.size(); ++i)
     w.sample("skewscope_exchange_dropped_total", {{"reason", exchange::drop_reason_name(static_cast<DropReason>(i))}},
              static_cast<double>(x.dropped[i]));
@@ -78,7 +81,8 @@ void append_exchange_metrics(PrometheusWriter& w, const exchange::ExchangeReport
            "Records read from the topic and ignored: not a skewscope record, another format version, or malformed.");
   for (std::size_t i = 0; i < x.rejected.size(); ++i)
     w.sample("skewscope_exchange_records_rejected_total",
-             {{"reason", exchange::record_reject_name(static_cast<RecordReject>(i))}}, static_cast<double>(x.rejected[i]));
+             {{"reason", exchange::record_reject_name(static_cast<RecordReject>(i))}},
+             static_cast<double>(x.rejected[i]));
   w.family("skewscope_exchange_consumer_lag", "gauge", "Records behind the high watermark, over the owned partitions.");
   if (x.consumer_lag) w.sample("skewscope_exchange_consumer_lag", static_cast<double>(*x.consumer_lag));
   w.family("skewscope_exchange_partitions_owned", "gauge", "Partitions of the exchange topic this agent pairs.");
@@ -87,9 +91,12 @@ void append_exchange_metrics(PrometheusWriter& w, const exchange::ExchangeReport
            "Kafka record batch halves (--payload-bytes) through the exchange: shipped by this agent, received and "
            "paired on its owned partitions, unpaired (aged out).");
   const auto& k = x.kafka_batches;
-  const std::pair<const char*, std::uint64_t> rows[] = {
-      {"shipped", x.kafka_halves_shipped}, {"produced_received", k.produced}, {"fetched_received", k.fetched},
-      {"paired", k.pairs}, {"unpaired_produced", k.unpaired_produced}, {"unpaired_fetched", k.unpaired_fetched}};
+  const std::pair<const char*, std::uint64_t> rows[] = {{"shipped", x.kafka_halves_shipped},
+                                                        {"produced_received", k.produced},
+                                                        {"fetched_received", k.fetched},
+                                                        {"paired", k.pairs},
+                                                        {"unpaired_produced", k.unpaired_produced},
+                                                        {"unpaired_fetched", k.unpaired_fetched}};
   for (const auto& [event, n] : rows)
     w.sample("skewscope_exchange_kafka_batches_total", {{"event", event}}, static_cast<double>(n));
 }
@@ -114,8 +121,7 @@ std::string render_agent_metrics(const AgentReport& r, const std::string& versio
            "while unknown (see skewscope_pair_capture_complete).");
   for (const auto& [key, t] : directed)
     if (t.health)
-      w.sample("skewscope_pair_causality_health", {{"src", r.name(key.first)}, {"dst", r.name(key.second)}},
-               *t.health);
+      w.sample("skewscope_pair_causality_health", {{"src", r.name(key.first)}, {"dst", r.name(key.second)}}, *t.health);
 
   w.family("skewscope_capture_up", "gauge",
            "1 while the capture (BPF ring buffer reader) runs; 0 once it failed (the agent exits soon after).");
@@ -143,7 +149,8 @@ std::string render_agent_metrics(const AgentReport& r, const std::string& versio
              {{"src", r.name(p.key.src)}, {"dst", r.name(p.key.dst)}, {"transport", transport_name(p.key.transport)}},
              static_cast<double>(p.negative_spans));
 
-  w.family("skewscope_negative_span_ratio", "gauge", "Share of the pair's spans in the health window that are negative.");
+  w.family("skewscope_negative_span_ratio", "gauge",
+           "Share of the pair's spans in the health window that are negative.");
   for (const auto& [key, t] : directed)
     w.sample("skewscope_negative_span_ratio", {{"src", r.name(key.first)}, {"dst", r.name(key.second)}},
              t.window_spans ? static_cast<double>(t.window_negative) / static_cast<double>(t.window_spans) : 0.0);
@@ -173,7 +180,8 @@ std::string render_agent_metrics(const AgentReport& r, const std::string& versio
            "and settled.");
   for (const auto& e : r.estimates)
     if (const auto shown = estimate::shown_offset(&e); shown.offset_ns)
-      w.sample("skewscope_clock_offset_seconds", {{"src", r.name(e.src)}, {"dst", r.name(e.dst)}}, *shown.offset_ns * 1e-9);
+      w.sample("skewscope_clock_offset_seconds", {{"src", r.name(e.src)}, {"dst", r.name(e.dst)}},
+               *shown.offset_ns * 1e-9);
   w.family("skewscope_clock_offset_bound_seconds", "gauge",
            "Half-width of the interval that holds the dst-minus-src clock offset; present with the offset.");
   for (const auto& e : r.estimates)
@@ -255,7 +263,8 @@ std::string render_agent_metrics(const AgentReport& r, const std::string& versio
   const std::uint64_t settled = r.correlator.pairs + r.correlator.sends_expired;
   w.family("skewscope_pairing_ratio", "gauge",
            "Of the sends that are settled (paired, or aged out unpaired), the share that paired.");
-  if (settled) w.sample("skewscope_pairing_ratio", static_cast<double>(r.correlator.pairs) / static_cast<double>(settled));
+  if (settled)
+    w.sample("skewscope_pairing_ratio", static_cast<double>(r.correlator.pairs) / static_cast<double>(settled));
 
   if (r.exchange) append_exchange_metrics(w, *r.exchange);
   if (r.payload) append_payload_metrics(w, *r.payload);

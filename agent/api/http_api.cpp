@@ -8,8 +8,8 @@
 
 #include <cerrno>
 #include <cstdarg>
-#include <cstring>
 #include <cstdio>
+#include <cstring>
 #include <optional>
 
 #include "api/agent_metrics.hpp"
@@ -85,23 +85,23 @@ struct HttpApi::Server {
       return send_reply(connection, busy);
     }
     static const char kDenied[] = "unauthorized\n";
-    MHD_Response* response = MHD_create_response_from_buffer(sizeof kDenied - 1, const_cast<char*>(kDenied),
-                                                             MHD_RESPMEM_PERSISTENT);
+    MHD_Response* response =
+        MHD_create_response_from_buffer(sizeof kDenied - 1, const_cast<char*>(kDenied), MHD_RESPMEM_PERSISTENT);
     if (response == nullptr) return MHD_NO;
     MHD_Result queued = MHD_queue_basic_auth_fail_response(connection, "skewscope", response);
     MHD_destroy_response(response);
     return queued;
   }
 
-  static MHD_Result on_request(void* cls, MHD_Connection* connection, const char* url, const char* method,
-                               const char*, const char*, size_t* upload_size, void** request_state) {
+  static MHD_Result on_request(void* cls, MHD_Connection* connection, const char* url, const char* method, const char*,
+                               const char*, size_t* upload_size, void** request_state) {
     auto& api = static_cast<Server*>(cls)->api;
     const std::string verb = method;
     if (verb != MHD_HTTP_METHOD_GET && verb != MHD_HTTP_METHOD_HEAD)
-      return send_reply(connection,
-                        {405, "method not allowed: the API is read-only; use the control socket to change the agent\n",
-                         "text/plain"},
-                        true);
+      return send_reply(
+          connection,
+          {405, "method not allowed: the API is read-only; use the control socket to change the agent\n", "text/plain"},
+          true);
     // The first call comes with the headers. A request without a body is answered on the next
     // call (request complete), which lets libmicrohttpd keep the connection for the next scrape.
     // A request that announces a body is answered at once: libmicrohttpd then closes the
@@ -165,9 +165,11 @@ HttpApi::HttpApi(ReportFn report, std::string version, HttpLimits limits)
     : report_(std::move(report)),
       version_(std::move(version)),
       limits_(limits),
-      server_(std::make_unique<Server>(
-          Server{*this, RequestDeadlines(std::chrono::nanoseconds(limits.request_deadline).count()),
-                 BasicAuth({}, password_matches), {}})) {}
+      server_(
+          std::make_unique<Server>(Server{*this,
+                                          RequestDeadlines(std::chrono::nanoseconds(limits.request_deadline).count()),
+                                          BasicAuth({}, password_matches),
+                                          {}})) {}
 
 HttpApi::~HttpApi() { stop(); }
 
@@ -194,9 +196,11 @@ void HttpApi::append_server_metrics(std::string& out) const {
            "Connections closed by the endpoint because a request took longer than the request deadline.");
   w.sample("skewscope_http_connections_cut_total", {{"reason", "request_deadline"}},
            static_cast<double>(deadline_cuts_.load()));
-  w.family("skewscope_http_auth_failures_total", "counter",
-           "Requests refused by basic auth: wrong or missing credentials (401), or over the password-check budget (429).");
-  w.sample("skewscope_http_auth_failures_total", {{"reason", "denied"}}, static_cast<double>(server_->auth.denied_total()));
+  w.family(
+      "skewscope_http_auth_failures_total", "counter",
+      "Requests refused by basic auth: wrong or missing credentials (401), or over the password-check budget (429).");
+  w.sample("skewscope_http_auth_failures_total", {{"reason", "denied"}},
+           static_cast<double>(server_->auth.denied_total()));
   w.sample("skewscope_http_auth_failures_total", {{"reason", "busy"}}, static_cast<double>(server_->auth.busy_total()));
 }
 
@@ -257,10 +261,11 @@ std::string HttpApi::create_server(int listen_fd) {
     flags |= MHD_USE_TLS;
   }
   server_->start_error.clear();
-  daemon_ = MHD_start_daemon(flags, 0, nullptr, nullptr,
-                             &Server::on_request, server_.get(), MHD_OPTION_ARRAY, options, MHD_OPTION_END);
+  daemon_ = MHD_start_daemon(flags, 0, nullptr, nullptr, &Server::on_request, server_.get(), MHD_OPTION_ARRAY, options,
+                             MHD_OPTION_END);
   if (daemon_ == nullptr)
-    return "cannot start the HTTP server: " + (server_->start_error.empty() ? "libmicrohttpd refused" : server_->start_error);
+    return "cannot start the HTTP server: " +
+           (server_->start_error.empty() ? "libmicrohttpd refused" : server_->start_error);
   return {};
 }
 

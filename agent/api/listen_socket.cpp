@@ -4,9 +4,9 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <netinet/in.h>
 #include <cerrno>
 #include <cstring>
-#include <netinet/in.h>
 
 namespace skewscope {
 namespace {

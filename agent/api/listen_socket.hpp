@@ -7,8 +7,8 @@
 namespace skewscope {
 
 struct ListenSocket {
-  int fd = -1;     // listening, non-blocking, close-on-exec; -1 on failure
-  int port = -1;   // the bound port (the kernel's choice when 0 was asked)
+  int fd = -1;    // listening, non-blocking, close-on-exec; -1 on failure
+  int port = -1;  // the bound port (the kernel's choice when 0 was asked)
   std::string error;
 };
 

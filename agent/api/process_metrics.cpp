@@ -33,7 +33,8 @@ ProcessUsage read_process_usage() {
   u.cpu_seconds = (utime + stime) / ticks;
   std::ifstream statm("/proc/self/statm");
   double pages_total = 0, pages_resident = 0;
-  if (statm >> pages_total >> pages_resident) u.resident_bytes = pages_resident * static_cast<double>(sysconf(_SC_PAGESIZE));
+  if (statm >> pages_total >> pages_resident)
+    u.resident_bytes = pages_resident * static_cast<double>(sysconf(_SC_PAGESIZE));
   // starttime is in ticks since boot: boot time = realtime now - monotonic-since-boot now.
   timespec real{}, boot{};
   clock_gettime(CLOCK_REALTIME, &real);

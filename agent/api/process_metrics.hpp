@@ -7,9 +7,9 @@
 namespace skewscope {
 
 struct ProcessUsage {
-  double cpu_seconds = 0;        // user + system, all threads
+  double cpu_seconds = 0;  // user + system, all threads
   double resident_bytes = 0;
-  double start_time_seconds = 0; // since the Unix epoch
+  double start_time_seconds = 0;  // since the Unix epoch
   bool valid = false;
 };
 

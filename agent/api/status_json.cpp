@@ -34,10 +34,11 @@ nlohmann::json exchange_json(const exchange::ExchangeReport& x) {
           {"sample", "1/" + std::to_string(x.sample_one_in)},
           {"partitions", x.partitions},
           {"consumer_lag", x.consumer_lag ? json(*x.consumer_lag) : json(nullptr)},
-          {"halves", {{"produced", x.halves_produced},
-                      {"consumed", x.halves_consumed},
-                      {"local", x.halves_local},
-                      {"sampled_out", x.halves_sampled_out}}},
+          {"halves",
+           {{"produced", x.halves_produced},
+            {"consumed", x.halves_consumed},
+            {"local", x.halves_local},
+            {"sampled_out", x.halves_sampled_out}}},
           {"records", {{"produced", x.records_produced}, {"consumed", x.records_consumed}}},
           {"bytes_produced", x.bytes_produced},
           {"pairing_delay_seconds",
@@ -46,16 +47,17 @@ nlohmann::json exchange_json(const exchange::ExchangeReport& x) {
           {"dropped", dropped},
           {"records_rejected", rejected},
           {"unpaired_sends", x.unpaired_sends},
-          {"kafka", {{"halves_shipped", x.kafka_halves_shipped},
-                     {"produced_received", x.kafka_batches.produced},
-                     {"fetched_received", x.kafka_batches.fetched},
-                     {"pairs", x.kafka_batches.pairs},
-                     {"paired_records", x.kafka_batches.paired_records},
-                     {"unkeyed", x.kafka_batches.unkeyed},
-                     {"duplicates", x.kafka_batches.duplicates},
-                     {"table_full", x.kafka_batches.table_full},
-                     {"unpaired_produced", x.kafka_batches.unpaired_produced},
-                     {"unpaired_fetched", x.kafka_batches.unpaired_fetched}}},
+          {"kafka",
+           {{"halves_shipped", x.kafka_halves_shipped},
+            {"produced_received", x.kafka_batches.produced},
+            {"fetched_received", x.kafka_batches.fetched},
+            {"pairs", x.kafka_batches.pairs},
+            {"paired_records", x.kafka_batches.paired_records},
+            {"unkeyed", x.kafka_batches.unkeyed},
+            {"duplicates", x.kafka_batches.duplicates},
+            {"table_full", x.kafka_batches.table_full},
+            {"unpaired_produced", x.kafka_batches.unpaired_produced},
+            {"unpaired_fetched", x.kafka_batches.unpaired_fetched}}},
           {"remote_domains", x.remote_domains},
           {"local_addresses", x.local_addresses},
           {"last_error", x.last_error.empty() ? json(nullptr) : json(x.last_error)}};
@@ -113,22 +115,24 @@ nlohmann::json status_json(const AgentReport& r) {
   }
   const auto& c = r.correlator;
   const std::uint64_t settled = c.pairs + c.sends_expired;
-  json capture = {{"up", r.health.capture_up},
-                  {"error", r.capture_error ? json(*r.capture_error) : json(nullptr)},
-                  {"window_lost_halves", r.health.window_lost_halves},
-                  {"events", r.ingest.sends + r.ingest.recvs},
-                  {"submitted", r.source.emitted},  // records the kernel side put in the ring buffer
-                  {"read", r.ingest.records},       // records the agent took out of it
-                  {"lost", total_lost(r)},
-                  {"lost_by_domain", lost_by_domain},
-                  {"pairs", c.pairs},
-                  {"unpaired_sends", c.sends_expired},
-                  {"pending_halves", r.pending_sends + r.pending_recvs},
-                  // Of the sends that are settled (paired or aged out), the share that paired.
-                  {"pairing_ratio", settled ? json(static_cast<double>(c.pairs) / static_cast<double>(settled)) : json(nullptr)}};
+  json capture = {
+      {"up", r.health.capture_up},
+      {"error", r.capture_error ? json(*r.capture_error) : json(nullptr)},
+      {"window_lost_halves", r.health.window_lost_halves},
+      {"events", r.ingest.sends + r.ingest.recvs},
+      {"submitted", r.source.emitted},  // records the kernel side put in the ring buffer
+      {"read", r.ingest.records},       // records the agent took out of it
+      {"lost", total_lost(r)},
+      {"lost_by_domain", lost_by_domain},
+      {"pairs", c.pairs},
+      {"unpaired_sends", c.sends_expired},
+      {"pending_halves", r.pending_sends + r.pending_recvs},
+      // Of the sends that are settled (paired or aged out), the share that paired.
+      {"pairing_ratio", settled ? json(static_cast<double>(c.pairs) / static_cast<double>(settled)) : json(nullptr)}};
   return {{"health", health_json(r.health.health)},
-          {"window_seconds", r.health.window_ns % 1'000'000'000 == 0 ? json(r.health.window_ns / 1'000'000'000)
-                                                                     : json(static_cast<double>(r.health.window_ns) * 1e-9)},
+          {"window_seconds", r.health.window_ns % 1'000'000'000 == 0
+                                 ? json(r.health.window_ns / 1'000'000'000)
+                                 : json(static_cast<double>(r.health.window_ns) * 1e-9)},
           {"pairs", pairs},
           {"capture", capture},
           {"clocks", {{"host", clocks::to_json(r.clocks)}, {"domains", domains}}},

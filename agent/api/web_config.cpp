@@ -43,7 +43,8 @@ bool password_matches(const std::string& password, const std::string& bcrypt_has
   if (computed == nullptr || computed[0] == '*' || bcrypt_hash.size() != std::char_traits<char>::length(computed))
     return false;
   unsigned char differ = 0;  // constant time over the hash length
-  for (std::size_t i = 0; i < bcrypt_hash.size(); ++i) differ |= static_cast<unsigned char>(computed[i] ^ bcrypt_hash[i]);
+  for (std::size_t i = 0; i < bcrypt_hash.size(); ++i)
+    differ |= static_cast<unsigned char>(computed[i] ^ bcrypt_hash[i]);
   return differ == 0;
 }
 
@@ -61,7 +62,8 @@ Result parse_web_config(const std::string& yaml_text, const std::string& base_di
     WebConfig config;
     if (auto tls = root["tls_server_config"]; tls && !tls.IsNull()) {
       if (!tls.IsMap()) return Result::fail("tls_server_config must be a map");
-      if (auto e = unknown_key(tls, {"cert_file", "key_file"}, "tls_server_config."); !e.empty()) return Result::fail(e);
+      if (auto e = unknown_key(tls, {"cert_file", "key_file"}, "tls_server_config."); !e.empty())
+        return Result::fail(e);
       if (!tls["cert_file"] || !tls["key_file"]) return Result::fail("tls_server_config needs cert_file and key_file");
       auto resolve = [&](const std::string& p) { return p.empty() || p.front() == '/' ? p : base_dir + "/" + p; };
       std::string error;

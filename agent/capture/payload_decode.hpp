@@ -17,7 +17,7 @@ enum class PayloadReject : std::uint8_t { bad_kind, bad_protocol, zero_bytes, ze
 const char* payload_reject_name(PayloadReject r);
 
 struct PayloadChunk {
-  Half half;                 // transport tcp, no domain yet; capture_ns is the half's stamp
+  Half half;  // transport tcp, no domain yet; capture_ns is the half's stamp
   PayloadProtocol protocol = PayloadProtocol::zmtp;
   std::uint32_t netns_ino = 0;
   std::uint64_t cgroup_id = 0;

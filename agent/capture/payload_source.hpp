@@ -18,13 +18,13 @@ struct PayloadRecord {
 };
 
 struct PayloadCounters {
-  std::uint64_t emitted = 0;          // records submitted by the kernel side
-  std::uint64_t truncated = 0;        // records whose call moved more bytes than were copied
-  std::uint64_t ringbuf_full = 0;     // records lost: ring buffer full
-  std::uint64_t read_failed = 0;      // user memory that could not be read
-  std::uint64_t iov_truncated = 0;    // calls with more iovec segments than the bounded walk
-  std::uint64_t arm_full = 0;         // calls not copied: per-thread table full
-  std::uint64_t sockets_kafka = 0;    // sockets classified, by verdict
+  std::uint64_t emitted = 0;        // records submitted by the kernel side
+  std::uint64_t truncated = 0;      // records whose call moved more bytes than were copied
+  std::uint64_t ringbuf_full = 0;   // records lost: ring buffer full
+  std::uint64_t read_failed = 0;    // user memory that could not be read
+  std::uint64_t iov_truncated = 0;  // calls with more iovec segments than the bounded walk
+  std::uint64_t arm_full = 0;       // calls not copied: per-thread table full
+  std::uint64_t sockets_kafka = 0;  // sockets classified, by verdict
   std::uint64_t sockets_zmtp = 0;
   std::uint64_t sockets_other = 0;
   std::uint64_t malformed_records = 0;  // records shorter than their header says (never decoded)

@@ -7,9 +7,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <climits>
 #include <cstdlib>
-#include <cerrno>
 #include <cstring>
 #include <fstream>
 #include <optional>
@@ -64,10 +64,11 @@ std::unique_ptr<RdmaCapture> RdmaCapture::open(Log log, std::string& error) {
     return nullptr;
   }
   // The usual places of the system's libibverbs: probed before any process uses it.
-  for (const char* candidate : {"/usr/lib/x86_64-linux-gnu/libibverbs.so.1", "/usr/lib/aarch64-linux-gnu/libibverbs.so.1",
-                                "/usr/lib64/libibverbs.so.1", "/usr/lib/libibverbs.so.1"}) {
+  for (const char* candidate :
+       {"/usr/lib/x86_64-linux-gnu/libibverbs.so.1", "/usr/lib/aarch64-linux-gnu/libibverbs.so.1",
+        "/usr/lib64/libibverbs.so.1", "/usr/lib/libibverbs.so.1"}) {
     char real[PATH_MAX];
-    struct stat st{};
+    struct stat st {};
     if (realpath(candidate, real) && stat(real, &st) == 0) self->attach_library(real, st.st_dev, st.st_ino, true);
   }
   self->scan_processes();
@@ -107,8 +108,8 @@ void RdmaCapture::resolve_local_gid(skewscope_rdma_event& e) {
   }
 }
 
-bool RdmaCapture::attach(std::uint64_t dev, std::uint64_t inode, std::uint64_t offset, bpf_program* prog,
-                         bool retprobe, const std::string& path, bool library) {
+bool RdmaCapture::attach(std::uint64_t dev, std::uint64_t inode, std::uint64_t offset, bpf_program* prog, bool retprobe,
+                         const std::string& path, bool library) {
   ProbeKey key{dev, inode, offset, prog};
   if (probes_.contains(key)) return true;
   LIBBPF_OPTS(bpf_uprobe_opts, opts, .retprobe = retprobe);
@@ -120,9 +121,9 @@ bool RdmaCapture::attach(std::uint64_t dev, std::uint64_t inode, std::uint64_t o
          std::strerror(errno));
     return false;
   }
-  struct stat st{};
-  const bool visible = path.rfind("/proc/", 0) != 0 ||
-                       (stat(path.substr(path.find("/root/") + 5).c_str(), &st) == 0 && st.st_dev == dev && st.st_ino == inode);
+  struct stat st {};
+  const bool visible = path.rfind("/proc/", 0) != 0 || (stat(path.substr(path.find("/root/") + 5).c_str(), &st) == 0 &&
+                                                        st.st_dev == dev && st.st_ino == inode);
   probes_[key] = Probe{link, dev, inode, library, offset, visible};
   log_("rdma: attached " + std::string(bpf_program__name(prog)) + " at " + path + "+" + hexs(offset) + " (device " +
        std::to_string(dev) + ", inode " + std::to_string(inode) + ")");
@@ -145,7 +146,7 @@ void RdmaCapture::arm(std::uint64_t inode, std::uint64_t offset, bool on) {
 void RdmaCapture::attach_library(const std::string& file, std::uint64_t dev, std::uint64_t inode, bool visible) {
   (void)visible;
   // The file on disk must be the one mapped: checked by (device, inode) through the same root.
-  struct stat st{};
+  struct stat st {};
   if (stat(file.c_str(), &st) != 0 || st.st_dev != dev || st.st_ino != inode) return;
   const std::string elf = read_file(file);
   struct Entry {

@@ -1,6 +1,6 @@
 #include "capture/tcp_syscall_capture.hpp"
-#include "capture/ring_batch.hpp"
 #include "capture/percpu_counters.hpp"
+#include "capture/ring_batch.hpp"
 
 #include <bpf/libbpf.h>
 #include <unistd.h>
@@ -170,8 +170,7 @@ SourceCounters TcpSyscallCapture::counters() const {
   while (bpf_map__get_next_key(skel_->maps.lost_by_origin, previous, &next, sizeof next) == 0) {
     std::uint64_t count = 0;
     if (bpf_map__lookup_elem(skel_->maps.lost_by_origin, &next, sizeof next, &count, sizeof count, 0) == 0)
-      c.lost_by_origin.push_back(
-          {next.netns_ino, next.cgroup_id, next.reason == SKEWSCOPE_CNT_RINGBUF_FULL, count});
+      c.lost_by_origin.push_back({next.netns_ino, next.cgroup_id, next.reason == SKEWSCOPE_CNT_RINGBUF_FULL, count});
     key = next;
     previous = &key;
   }

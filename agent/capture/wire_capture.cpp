@@ -1,6 +1,6 @@
 #include "capture/wire_capture.hpp"
-#include "capture/ring_batch.hpp"
 #include "capture/percpu_counters.hpp"
+#include "capture/ring_batch.hpp"
 
 #include <bpf/bpf.h>
 #include <bpf/btf.h>

@@ -22,12 +22,12 @@
 #include "cli/agent_routes.hpp"
 #include "cli/capture_loop.hpp"
 #include "cli/config_file.hpp"
-#include "clocks/clock_monitor.hpp"
 #include "cli/listen_address.hpp"
 #include "cli/option_checks.hpp"
 #include "cli/payload_loop.hpp"
-#include "cli/wire_runtime.hpp"
 #include "cli/rdma_loop.hpp"
+#include "cli/wire_runtime.hpp"
+#include "clocks/clock_monitor.hpp"
 #include "domains/duration.hpp"
 #include "exchange/kafka_exchange.hpp"
 #include "skewscope/version.hpp"
@@ -233,7 +233,8 @@ void add_agent_options(CLI::App& c, AgentOptions& o) {
                "YAML with tls_server_config (cert_file, key_file) and basic_auth_users (bcrypt), as the "
                "Prometheus exporters read it");
   c.add_option("--exchange", o.exchange, "kafka:HOST:PORT[,HOST:PORT...]: ship and join cross-host halves over Kafka");
-  c.add_option("--exchange-config", o.exchange_config, "KEY=VALUE librdkafka property (security.protocol, sasl.*, ssl.*); repeatable");
+  c.add_option("--exchange-config", o.exchange_config,
+               "KEY=VALUE librdkafka property (security.protocol, sasl.*, ssl.*); repeatable");
   c.add_option("--exchange-topic", o.exchange_topic, "topic of the exchanged halves")->capture_default_str();
   c.add_option("--exchange-group", o.exchange_group, "consumer group of the agents")->capture_default_str();
   c.add_option("--exchange-sample", o.exchange_sample, "1/N: ship 1 connection in N, by canonical 4-tuple hash")
@@ -242,7 +243,8 @@ void add_agent_options(CLI::App& c, AgentOptions& o) {
                "copy up to N bytes of each send/receive on Kafka and ZMTP sockets for message-level spans "
                "(0: off, at most 8192)")
       ->capture_default_str();
-  c.add_option("--payload-port", o.payload_ports, "kafka=PORT or zmtp=PORT: sockets on this port are that protocol; repeatable");
+  c.add_option("--payload-port", o.payload_ports,
+               "kafka=PORT or zmtp=PORT: sockets on this port are that protocol; repeatable");
   c.add_option("--payload-detect", o.payload_detect, "auto (first bytes, then ports) or ports (only --payload-port)")
       ->capture_default_str();
   c.add_option("--wire-timestamps", o.wire_timestamps,
@@ -325,15 +327,20 @@ int run_agent(const AgentOptions& options) {
   }
   core.set_own_endpoint(static_cast<std::uint16_t>(api.port()), own_netns_inode());
   if (!plan.wire.interfaces.empty()) {
-    WireRuntimeConfig wire_config{plan.wire, plan.core.window_ns, plan.core.limits, core.estimator().config(),
-                                  static_cast<std::uint16_t>(api.port()), own_netns_inode()};
+    WireRuntimeConfig wire_config{plan.wire,
+                                  plan.core.window_ns,
+                                  plan.core.limits,
+                                  core.estimator().config(),
+                                  static_cast<std::uint16_t>(api.port()),
+                                  own_netns_inode()};
     std::string wire_error;
     wire = WireRuntime::start(std::move(wire_config), core, core_lock, wire_error);
     if (!wire) return runtime_error("--wire-timestamps: " + wire_error);
   }
   std::unique_ptr<RdmaCapture> rdma;
   if (options.rdma) {
-    rdma = RdmaCapture::open([](const std::string& line) { std::cerr << "skewscope agent: " << line << std::endl; }, load_error);
+    rdma = RdmaCapture::open([](const std::string& line) { std::cerr << "skewscope agent: " << line << std::endl; },
+                             load_error);
     if (!rdma) return runtime_error("--rdma: " + load_error);
   }
 
@@ -383,8 +390,8 @@ int run_agent(const AgentOptions& options) {
             << " programs attached, " << core.domains().size() << " domains" << std::endl;
   if (wire)
     std::cout << "skewscope agent: wire timestamps on " << wire->capture().attachments().size()
-              << " interfaces, send side " << wire->capture().send_path() << " ("
-              << wire->capture().send_path_reason() << "), receive stamps "
+              << " interfaces, send side " << wire->capture().send_path() << " (" << wire->capture().send_path_reason()
+              << "), receive stamps "
               << (wire->capture().rx_timestamps_held() ? "from the kernel (net_timestamp held)" : "by the program")
               << std::endl;
 

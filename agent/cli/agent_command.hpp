@@ -25,9 +25,9 @@ struct AgentOptions {
   std::vector<std::string> ptp4l_sockets;  // empty: probe the usual paths
   double max_drift_ppm = 100;
   double at_risk_share = 0.5;
-  bool enable_spans_api = false;  // /api/v1/spans shows per-message data of the whole host
+  bool enable_spans_api = false;      // /api/v1/spans shows per-message data of the whole host
   std::string capture_grace = "10s";  // a dead capture: report unknown this long, then exit 1
-  std::string web_config_file;    // TLS and basic auth for --listen, exporter-toolkit format
+  std::string web_config_file;        // TLS and basic auth for --listen, exporter-toolkit format
   // The exchange (one agent per host, cross-host halves over Kafka); empty: not used.
   std::string exchange;
   std::vector<std::string> exchange_config;
@@ -36,12 +36,12 @@ struct AgentOptions {
   std::string exchange_sample = "1/1";
   // Payload capture for message-level spans (Kafka batches, ZMTP messages); 0 bytes: off.
   std::uint32_t payload_bytes = 0;
-  std::vector<std::string> payload_ports;  // kafka=PORT, zmtp=PORT
-  std::string payload_detect = "auto";     // auto: first bytes and ports; ports: ports only
+  std::vector<std::string> payload_ports;    // kafka=PORT, zmtp=PORT
+  std::string payload_detect = "auto";       // auto: first bytes and ports; ports: ports only
   std::vector<std::string> wire_timestamps;  // IFACE[@NETNS_PATH],...: wire-level stamps; empty: off
   std::vector<std::string> wire_cgroups;     // sock_ops send side for these cgroups' sockets
   bool wire_ack_samples = false;             // pure ACKs as reverse one-way samples
-  bool rdma = false;  // RDMA verbs halves from uprobes in libibverbs and its providers
+  bool rdma = false;                         // RDMA verbs halves from uprobes in libibverbs and its providers
 };
 
 void add_agent_options(CLI::App& command, AgentOptions& options);

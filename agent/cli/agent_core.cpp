@@ -161,9 +161,12 @@ AgentReport AgentCore::report(std::int64_t now_ns, const SourceCounters& source)
   r.source = source;
   for (const auto& origin : source.lost_by_origin) {
     auto domain = domains_.classify(origin.netns_ino, origin.cgroup_id);
-    auto same = [&](const DomainLoss& l) { return l.domain == domain && l.ring_buffer_full == origin.ring_buffer_full; };
+    auto same = [&](const DomainLoss& l) {
+      return l.domain == domain && l.ring_buffer_full == origin.ring_buffer_full;
+    };
     auto it = std::find_if(r.domain_losses.begin(), r.domain_losses.end(), same);
-    if (it == r.domain_losses.end()) it = r.domain_losses.insert(r.domain_losses.end(), {domain, origin.ring_buffer_full, 0});
+    if (it == r.domain_losses.end())
+      it = r.domain_losses.insert(r.domain_losses.end(), {domain, origin.ring_buffer_full, 0});
     it->count += origin.count;
   }
   r.capture_error = capture_error_;
@@ -173,9 +176,11 @@ AgentReport AgentCore::report(std::int64_t now_ns, const SourceCounters& source)
     r.payload->pending = messages_->pending();
   }
   if (rdma_source_)
-    r.rdma = RdmaReport{*rdma_source_, rdma_.counters(), rdma_outside_domains_, rdma_.pending_sends(), rdma_.pending_recvs()};
+    r.rdma = RdmaReport{*rdma_source_, rdma_.counters(), rdma_outside_domains_, rdma_.pending_sends(),
+                        rdma_.pending_recvs()};
   if (r.rdma && exchange_)
-    r.rdma->exchange = RdmaReport::Exchange{exchange_->rdma_shipped(), rdma_no_local_gid_, exchange_->pairing().rdma_counters()};
+    r.rdma->exchange =
+        RdmaReport::Exchange{exchange_->rdma_shipped(), rdma_no_local_gid_, exchange_->pairing().rdma_counters()};
   r.ingest = ingest_;
   r.correlator = correlator_.counters();
   r.pending_sends = correlator_.pending_sends();

@@ -11,9 +11,9 @@
 
 #include "capture/clock_mapping.hpp"
 #include "capture/event_source.hpp"
+#include "capture/payload_source.hpp"
 #include "correlate/correlator.hpp"
 #include "correlate/message_pairing.hpp"
-#include "capture/payload_source.hpp"
 #include "correlate/rdma_pairing.hpp"
 #include "domains/domain_registry.hpp"
 #include "domains/simulated_clocks.hpp"

@@ -83,9 +83,9 @@ bool AgentCore::ship_rdma(const RdmaHalf& half) {
     return true;
   }
   exchange::OutgoingRdmaHalf out;
-  out.wire = exchange::WireRdmaHalf{half.kind, *c->local_gid, c->peer_gid, half.local.qpn, c->peer_qpn,
-                                    half.local.pid, c->generation, half.ordinal, half.bytes, half.domain_ns,
-                                    half.local.domain};
+  out.wire = exchange::WireRdmaHalf{half.kind,   *c->local_gid,  c->peer_gid,      half.local.qpn,
+                                    c->peer_qpn, half.local.pid, c->generation,    half.ordinal,
+                                    half.bytes,  half.domain_ns, half.local.domain};
   out.capture_ns = half.capture_ns;
   out.clock_error_ns = half.domain_ns - clock_mapping_.to_realtime(half.capture_ns);
   exchange_->ship_rdma(out);

@@ -1,7 +1,7 @@
-#include "cli/wire_doctor.hpp"
 #include "cli/client_commands.hpp"
 #include "cli/status_merge.hpp"
 #include "cli/status_table.hpp"
+#include "cli/wire_doctor.hpp"
 
 #include <httplib.h>
 #include <unistd.h>
@@ -16,9 +16,9 @@
 #include "capture/features.hpp"
 #include "capture/tracefs.hpp"
 #include "clocks/clock_monitor.hpp"
-#include "estimate/whatif.hpp"
 #include "domains/domain_spec.hpp"
 #include "domains/duration.hpp"
+#include "estimate/whatif.hpp"
 
 namespace skewscope {
 namespace {
@@ -238,7 +238,8 @@ int run_whatif(const std::string& url, const std::string& clock_error, bool json
   if (!json) params.emplace("format", "text");
   auto res = client.Get("/api/v1/whatif", params, httplib::Headers{});
   if (!res) {
-    std::cerr << "skewscope whatif: cannot reach the agent at " << url << ": " << httplib::to_string(res.error()) << "\n";
+    std::cerr << "skewscope whatif: cannot reach the agent at " << url << ": " << httplib::to_string(res.error())
+              << "\n";
     return 3;
   }
   if (res->status != 200) {

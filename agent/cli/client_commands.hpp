@@ -5,7 +5,6 @@
 #include <string>
 #include <vector>
 
-
 namespace skewscope {
 
 inline constexpr const char* kDefaultAgentUrl = "http://127.0.0.1:9477";

@@ -32,7 +32,8 @@ void apply_config_file(CLI::App& command, const std::string& path) {
   for (const CLI::ConfigItem& item : items) {
     // Section markers: the file is flat, the same names as the flags.
     if (item.name == "++" || item.name == "--" || !item.parents.empty())
-      throw CLI::ConfigError(where(path, item.fullname()) + "sections are not used; write the flags' names at top level");
+      throw CLI::ConfigError(where(path, item.fullname()) +
+                             "sections are not used; write the flags' names at top level");
     if (item.name == "config") throw CLI::ConfigError(where(path, "config") + "a config file cannot name another");
     CLI::Option* option = command.get_option_no_throw("--" + item.name);
     if (option == nullptr || !option->get_configurable())
@@ -58,7 +59,9 @@ void apply_config_file(CLI::App& command, const std::string& path) {
 
 void add_config_file_option(CLI::App& command) {
   auto path = std::make_shared<std::string>();
-  command.add_option("--config", *path, "read options from this TOML file; keys are the flags' names, the command line wins")
+  command
+      .add_option("--config", *path,
+                  "read options from this TOML file; keys are the flags' names, the command line wins")
       ->configurable(false);
   command.final_callback([&command, path] {
     if (!path->empty()) apply_config_file(command, *path);

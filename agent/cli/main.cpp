@@ -19,7 +19,8 @@ int main(int argc, char** argv) {
   std::string agent_url = kDefaultAgentUrl;
   // status and top take --agent several times: one merged view over all of them.
   std::vector<std::string> agent_urls;
-  const std::string agents_help = std::string("agent URL (default ") + kDefaultAgentUrl + "); repeat for one merged view";
+  const std::string agents_help =
+      std::string("agent URL (default ") + kDefaultAgentUrl + "); repeat for one merged view";
   bool json = false;
   auto* status_cmd = app.add_subcommand("status", "exit 0 healthy, 1 a pair violated, 2 usage, 3 agent unreachable");
   status_cmd->add_option("--agent", agent_urls, agents_help)->allow_extra_args(false);
@@ -49,7 +50,8 @@ int main(int argc, char** argv) {
 
   std::string clock_error;
   auto* whatif_cmd = app.add_subcommand("whatif", "inversion rates each pair would have under a clock error model");
-  whatif_cmd->add_option("--clock-error", clock_error, "e.g. gaussian:1ms or laplace:250us; several with |")->required();
+  whatif_cmd->add_option("--clock-error", clock_error, "e.g. gaussian:1ms or laplace:250us; several with |")
+      ->required();
   whatif_cmd->add_option("--agent", agent_url, "agent URL")->capture_default_str();
   whatif_cmd->add_flag("--json", json, "print JSON");
 

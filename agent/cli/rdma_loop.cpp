@@ -4,7 +4,8 @@
 
 namespace skewscope {
 
-std::string run_rdma_loop(RdmaCapture& capture, AgentCore& core, std::mutex& core_lock, const std::atomic<bool>& stopping) {
+std::string run_rdma_loop(RdmaCapture& capture, AgentCore& core, std::mutex& core_lock,
+                          const std::atomic<bool>& stopping) {
   std::vector<skewscope_rdma_event> batch;
   bool behind = false;
   while (!stopping) {

@@ -12,6 +12,7 @@
 namespace skewscope {
 
 // Returns the error when the capture failed, empty when `stopping` was set.
-std::string run_rdma_loop(RdmaCapture& capture, AgentCore& core, std::mutex& core_lock, const std::atomic<bool>& stopping);
+std::string run_rdma_loop(RdmaCapture& capture, AgentCore& core, std::mutex& core_lock,
+                          const std::atomic<bool>& stopping);
 
 }  // namespace skewscope

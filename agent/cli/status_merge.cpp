@@ -67,8 +67,9 @@ json merge_statuses(const std::vector<AgentStatus>& agents) {
 
   for (std::size_t i = 0; i < agents.size(); ++i) {
     const AgentStatus& agent = agents[i];
-    json entry = {{"url", agent.url}, {"reachable", agent.status.has_value()}, {"error", nullptr},
-                  {"health", nullptr}, {"pairs", 0}, {"reported_pairs", 0}};
+    json entry = {{"url", agent.url}, {"reachable", agent.status.has_value()},
+                  {"error", nullptr}, {"health", nullptr},
+                  {"pairs", 0},       {"reported_pairs", 0}};
     if (!agent.status) {
       entry["error"] = agent.error;
       add_reason("agent " + agent.url + " unreachable");
@@ -85,8 +86,10 @@ json merge_statuses(const std::vector<AgentStatus>& agents) {
     if (const json* exchange = field(status, "exchange")) entry["exchange"] = *exchange;
 
     if (const json* w = field(status, "window_seconds")) {
-      if (!window_seen) window = *w;
-      else if (window != *w) window = nullptr;
+      if (!window_seen)
+        window = *w;
+      else if (window != *w)
+        window = nullptr;
       window_seen = true;
     }
     if (const json* c = field(status, "capture"); c && c->is_object()) {
@@ -104,8 +107,10 @@ json merge_statuses(const std::vector<AgentStatus>& agents) {
         if (std::get<0>(key).empty() || std::get<1>(key).empty() || std::get<2>(key).empty()) continue;
         ++reported;
         auto it = kept.find(key);
-        if (it == kept.end()) kept.emplace(key, Kept{pair, i});
-        else if (prefer_pair_report(pair, it->second.report)) it->second = Kept{pair, i};
+        if (it == kept.end())
+          kept.emplace(key, Kept{pair, i});
+        else if (prefer_pair_report(pair, it->second.report))
+          it->second = Kept{pair, i};
       }
     }
     entry["reported_pairs"] = reported;
@@ -122,12 +127,9 @@ json merge_statuses(const std::vector<AgentStatus>& agents) {
     pairs.push_back(std::move(pair));
   }
   json health = any_violated ? json(0) : unknown_reason.empty() ? json(1) : json(nullptr);
-  return {{"health", health},
-          {"health_reason", health.is_null() ? json(unknown_reason) : json(nullptr)},
-          {"window_seconds", window},
-          {"pairs", pairs},
-          {"capture", capture},
-          {"agents", agent_list}};
+  return {{"health", health},         {"health_reason", health.is_null() ? json(unknown_reason) : json(nullptr)},
+          {"window_seconds", window}, {"pairs", pairs},
+          {"capture", capture},       {"agents", agent_list}};
 }
 
 int merged_status_exit_code(const json& merged) {
@@ -147,7 +149,8 @@ std::string render_agents_section(const json& merged) {
   if (!agents || !agents->is_array()) return {};
   std::size_t reachable = 0;
   for (const json& agent : *agents) reachable += field(agent, "reachable") && *field(agent, "reachable") == true;
-  std::string out = "\nagents (" + std::to_string(reachable) + " of " + std::to_string(agents->size()) + " reachable):\n";
+  std::string out =
+      "\nagents (" + std::to_string(reachable) + " of " + std::to_string(agents->size()) + " reachable):\n";
   char line[512];
   for (const json& agent : *agents) {
     std::string url = text_field(agent, "url");

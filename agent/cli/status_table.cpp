@@ -38,12 +38,13 @@ std::string render_status_table(const nlohmann::json& s) {
   std::string out;
   char line[256];
   std::snprintf(line, sizeof line, "causality_health %s   window %ss   events %llu   lost %llu\n\n",
-                health_text(s.value("health", nlohmann::json())).c_str(), s.contains("window_seconds") ? s["window_seconds"].dump().c_str() : "?",
+                health_text(s.value("health", nlohmann::json())).c_str(),
+                s.contains("window_seconds") ? s["window_seconds"].dump().c_str() : "?",
                 static_cast<unsigned long long>(s["capture"].value("events", 0ull)),
                 static_cast<unsigned long long>(s["capture"].value("lost", 0ull)));
   out += line;
-  std::snprintf(line, sizeof line, "%-12s %-12s %-6s %10s %9s %10s %8s %8s %10s %s %6s %-9s\n", "SRC", "DST",
-                "TRANS", "SPANS", "NEG", "WIN_SPANS", "WIN_NEG", "RATIO", "MIN_SPAN",
+  std::snprintf(line, sizeof line, "%-12s %-12s %-6s %10s %9s %10s %8s %8s %10s %s %6s %-9s\n", "SRC", "DST", "TRANS",
+                "SPANS", "NEG", "WIN_SPANS", "WIN_NEG", "RATIO", "MIN_SPAN",
                 right_aligned("OFFSET ± BOUND", kOffsetColumns).c_str(), "HEALTH", "STATE");
   out += line;
   for (const auto& p : s.value("pairs", nlohmann::json::array())) {

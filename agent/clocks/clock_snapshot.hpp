@@ -23,8 +23,8 @@ std::string_view to_string(SourceKind);
 struct PtpSocketSnapshot {
   std::string socket;
   ClockStatus status = ClockStatus::kUnknown;
-  bool fresh = false;    // answered within stale_after; the values below are withdrawn otherwise
-  bool serving = false;  // this host is the PTP master on that instance
+  bool fresh = false;                     // answered within stale_after; the values below are withdrawn otherwise
+  bool serving = false;                   // this host is the PTP master on that instance
   std::optional<ErrorReason> last_error;  // the last round's failure, nullopt when it succeeded
   int last_errno = 0;
   std::optional<double> master_offset_seconds;       // TIME_STATUS_NP.master_offset

@@ -47,7 +47,7 @@ std::optional<std::int64_t> bound_seconds_to_ns(std::optional<double> seconds) {
 std::optional<double> clock_accuracy_seconds(std::uint8_t a) {
   // 0x17..0x31: 1 ps, 2.5 ps, 10 ps, 25 ps, 100 ps, 250 ps, 1 ns, 2.5 ns, 10 ns, 25 ns, ... 10 s.
   // The ranges alternate ×2.5 and ×4 (1, 2.5, 10, 25, 100, ...).
-  if (a == 0x30) return 10.0;                      // the ladder ends 1 s, 10 s
+  if (a == 0x30) return 10.0;                     // the ladder ends 1 s, 10 s
   if (a < 0x17 || a > 0x30) return std::nullopt;  // 0x31 is "> 10 s": no upper end
   const int steps = a - 0x17;
   return 1e-12 * std::pow(10.0, steps / 2) * (steps % 2 ? 2.5 : 1.0);
@@ -57,8 +57,8 @@ const ptp::PortDataSet* primary_port(const Ptp4lReading& r) {
   const ptp::PortDataSet* best = nullptr;
   for (const auto& p : r.ports) {
     if (p.port_state == static_cast<std::uint8_t>(ptp::PortState::kSlave)) return &p;
-    if (!best || (p.port_state == static_cast<std::uint8_t>(ptp::PortState::kUncalibrated) &&
-                  best->port_state != p.port_state))
+    if (!best ||
+        (p.port_state == static_cast<std::uint8_t>(ptp::PortState::kUncalibrated) && best->port_state != p.port_state))
       best = &p;
   }
   return best;
@@ -149,7 +149,10 @@ HostAssessment combine(std::span<const NamedPtpAssessment> ptp, const KernelAsse
   for (const auto& s : ptp) {
     const auto& a = s.assessment;
     if (a.status != ClockStatus::kSynchronized && a.status != ClockStatus::kFreeRunning) continue;
-    if (!best) { best = &s; continue; }
+    if (!best) {
+      best = &s;
+      continue;
+    }
     const auto& b = best->assessment;
     // A known bound beats an unknown one; then the smaller bound.
     if (a.bound_seconds && (!b.bound_seconds || *a.bound_seconds < *b.bound_seconds)) best = &s;

@@ -32,8 +32,8 @@ enum class PhcMethod : std::uint8_t { kPrecise, kExtended, kBasic };
 const char* to_string(PhcMethod);
 
 struct PhcReading {
-  std::string clock;   // "ptp0": bounded label value
-  std::string name;    // sysfs clock_name, e.g. the driver
+  std::string clock;  // "ptp0": bounded label value
+  std::string name;   // sysfs clock_name, e.g. the driver
   std::optional<PhcOffset> offset;
   std::optional<PhcMethod> method;
   std::optional<ErrorReason> error;

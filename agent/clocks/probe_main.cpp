@@ -38,9 +38,12 @@ int main(int argc, char** argv) {
     const std::string_view a = argv[i];
     auto value = [&]() -> const char* { return i + 1 < argc ? argv[++i] : nullptr; };
     long n = 0;
-    if (a == "--json") format = kJson;
-    else if (a == "--prometheus") format = kPrometheus;
-    else if (a == "--table") format = kTable;
+    if (a == "--json")
+      format = kJson;
+    else if (a == "--prometheus")
+      format = kPrometheus;
+    else if (a == "--table")
+      format = kTable;
     else if (a == "--ptp4l-socket") {
       const char* v = value();
       if (!v) return usage();
@@ -57,11 +60,16 @@ int main(int argc, char** argv) {
                a == "--interval-ms") {
       const char* v = value();
       if (!v || !parse_long(v, n) || n < 0) return usage();
-      if (a == "--stale-after-ms") cfg.stale_after = std::chrono::milliseconds(n);
-      else if (a == "--timeout-ms") cfg.reply_timeout = std::chrono::milliseconds(n);
-      else if (a == "--domain") cfg.ptp_domain = static_cast<std::uint8_t>(n);
-      else if (a == "--count") count = n;
-      else interval_ms = n;
+      if (a == "--stale-after-ms")
+        cfg.stale_after = std::chrono::milliseconds(n);
+      else if (a == "--timeout-ms")
+        cfg.reply_timeout = std::chrono::milliseconds(n);
+      else if (a == "--domain")
+        cfg.ptp_domain = static_cast<std::uint8_t>(n);
+      else if (a == "--count")
+        count = n;
+      else
+        interval_ms = n;
     } else {
       return usage();
     }
@@ -73,9 +81,12 @@ int main(int argc, char** argv) {
     monitor.poll();
     const ClockSnapshot snap = monitor.snapshot();
     std::string out;
-    if (format == kJson) out = to_json(snap).dump() + "\n";
-    else if (format == kPrometheus) append_prometheus(snap, out);
-    else out = render_table(snap);
+    if (format == kJson)
+      out = to_json(snap).dump() + "\n";
+    else if (format == kPrometheus)
+      append_prometheus(snap, out);
+    else
+      out = render_table(snap);
     std::fwrite(out.data(), 1, out.size(), stdout);
     std::fflush(stdout);
   }

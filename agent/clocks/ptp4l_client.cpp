@@ -240,8 +240,8 @@ QueryResult Ptp4lClient::query() {
   for (const auto& p : pending_) answered += p.answered ? 1 : 0;
   if (answered < pending_.size()) {
     res.errors.add(ErrorReason::kTimeout);
-    res.error = (answered == 0 && res.errors[ErrorReason::kMalformed] > 0) ? ErrorReason::kMalformed
-                                                                            : ErrorReason::kTimeout;
+    res.error =
+        (answered == 0 && res.errors[ErrorReason::kMalformed] > 0) ? ErrorReason::kMalformed : ErrorReason::kTimeout;
     // Rebind next round: late replies then bounce off a closed socket instead of confusing the
     // next round, and a reply socket deleted under us (tmp cleaners) is recreated.
     close_socket();

@@ -28,7 +28,10 @@ class Reader {
   bool ok() const { return ok_; }
   std::size_t remaining() const { return ok_ ? b_.size() - pos_ : 0; }
   std::uint64_t un(std::size_t n) {
-    if (!ok_ || b_.size() - pos_ < n) { ok_ = false; return 0; }
+    if (!ok_ || b_.size() - pos_ < n) {
+      ok_ = false;
+      return 0;
+    }
     std::uint64_t v = 0;
     for (std::size_t i = 0; i < n; ++i) v = (v << 8) | b_[pos_ + i];
     pos_ += n;
@@ -42,7 +45,10 @@ class Reader {
   std::int64_t i64() { return static_cast<std::int64_t>(u64()); }
   void skip(std::size_t n) { (void)bytes(n); }
   std::span<const std::uint8_t> bytes(std::size_t n) {
-    if (!ok_ || b_.size() - pos_ < n) { ok_ = false; return {}; }
+    if (!ok_ || b_.size() - pos_ < n) {
+      ok_ = false;
+      return {};
+    }
     auto s = b_.subspan(pos_, n);
     pos_ += n;
     return s;
@@ -77,7 +83,10 @@ class Writer {
   void u32(std::uint32_t v) { un(v, 4); }
   void u64(std::uint64_t v) { un(v, 8); }
   void clock_identity(const ClockIdentity& id) { out_.insert(out_.end(), id.begin(), id.end()); }
-  void port_identity(const PortIdentity& p) { clock_identity(p.clock_identity); u16(p.port_number); }
+  void port_identity(const PortIdentity& p) {
+    clock_identity(p.clock_identity);
+    u16(p.port_number);
+  }
   void put16_at(std::size_t at, std::uint16_t v) {
     out_[at] = static_cast<std::uint8_t>(v >> 8);
     out_[at + 1] = static_cast<std::uint8_t>(v);
@@ -234,16 +243,15 @@ std::uint16_t body_id(const Body& body) {
 }
 
 void write_management_header(Writer& w, std::uint8_t domain, const PortIdentity& source, std::uint16_t seq,
-                             const PortIdentity& target, std::uint8_t starting_hops, std::uint8_t hops,
-                             Action action) {
+                             const PortIdentity& target, std::uint8_t starting_hops, std::uint8_t hops, Action action) {
   w.u8(kMessageTypeManagement);  // transportSpecific 0
   w.u8(kVersionPtp);
-  w.u16(0);                      // messageLength, patched once known
+  w.u16(0);  // messageLength, patched once known
   w.u8(domain);
-  w.u8(0);                       // reserved
-  w.u16(0);                      // flagField
-  w.u64(0);                      // correctionField
-  w.u32(0);                      // reserved
+  w.u8(0);   // reserved
+  w.u16(0);  // flagField
+  w.u64(0);  // correctionField
+  w.u32(0);  // reserved
   w.port_identity(source);
   w.u16(seq);
   w.u8(kControlManagement);
@@ -252,22 +260,22 @@ void write_management_header(Writer& w, std::uint8_t domain, const PortIdentity&
   w.u8(starting_hops);
   w.u8(hops);
   w.u8(static_cast<std::uint8_t>(action));
-  w.u8(0);                       // reserved
+  w.u8(0);  // reserved
 }
 
 }  // namespace
 
 const char* port_state_name(std::uint8_t state) {
-  static constexpr const char* kNames[] = {"UNKNOWN", "INITIALIZING", "FAULTY", "DISABLED", "LISTENING",
-                                           "PRE_MASTER", "MASTER", "PASSIVE", "UNCALIBRATED", "SLAVE",
-                                           "GRAND_MASTER"};
+  static constexpr const char* kNames[] = {"UNKNOWN",      "INITIALIZING", "FAULTY",      "DISABLED",
+                                           "LISTENING",    "PRE_MASTER",   "MASTER",      "PASSIVE",
+                                           "UNCALIBRATED", "SLAVE",        "GRAND_MASTER"};
   return state < std::size(kNames) ? kNames[state] : "UNKNOWN";
 }
 
 std::string to_string(const ClockIdentity& id) {
   char buf[32];
-  std::snprintf(buf, sizeof buf, "%02x%02x%02x.%02x%02x.%02x%02x%02x", id[0], id[1], id[2], id[3], id[4], id[5],
-                id[6], id[7]);
+  std::snprintf(buf, sizeof buf, "%02x%02x%02x.%02x%02x.%02x%02x%02x", id[0], id[1], id[2], id[3], id[4], id[5], id[6],
+                id[7]);
   return buf;
 }
 
@@ -302,7 +310,7 @@ DecodeResult decode(std::span<const std::uint8_t> bytes) noexcept {
   r.skip(1 + 2 + 8 + 4);  // reserved, flagField, correctionField, reserved
   m.source = r.port_identity();
   m.sequence_id = r.u16();
-  r.skip(2);              // controlField, logMessageInterval
+  r.skip(2);  // controlField, logMessageInterval
   m.target = r.port_identity();
   m.starting_boundary_hops = r.u8();
   m.boundary_hops = r.u8();
@@ -347,8 +355,8 @@ std::array<std::uint8_t, kGetRequestSize> encode_get(const GetRequest& req) noex
   put(kControlManagement, 1);
   put(kLogIntervalManagement, 1);
   for (int k = 0; k < 10; ++k) put(0xFF, 1);  // targetPortIdentity: all clocks, all ports
-  put(0, 1);  // startingBoundaryHops
-  put(0, 1);  // boundaryHops: answer here, never forward onto the network
+  put(0, 1);                                  // startingBoundaryHops
+  put(0, 1);                                  // boundaryHops: answer here, never forward onto the network
   put(static_cast<std::uint8_t>(Action::kGet), 1);
   put(0, 1);
   put(kTlvManagement, 2);

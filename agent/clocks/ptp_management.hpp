@@ -14,9 +14,9 @@
 namespace skewscope::clocks::ptp {
 
 // Wire sizes (IEEE 1588-2008 §13.3, §15.4).
-inline constexpr std::size_t kHeaderSize = 34;             // common PTP header
-inline constexpr std::size_t kManagementHeaderSize = 48;   // + target port, hops, action
-inline constexpr std::size_t kTlvHeaderSize = 4;           // tlvType, lengthField
+inline constexpr std::size_t kHeaderSize = 34;            // common PTP header
+inline constexpr std::size_t kManagementHeaderSize = 48;  // + target port, hops, action
+inline constexpr std::size_t kTlvHeaderSize = 4;          // tlvType, lengthField
 inline constexpr std::size_t kGetRequestSize = kManagementHeaderSize + kTlvHeaderSize + 2;
 
 enum class ManagementId : std::uint16_t {
@@ -30,8 +30,16 @@ enum class Action : std::uint8_t { kGet = 0, kSet = 1, kResponse = 2, kCommand =
 
 // linuxptp / IEEE 1588 port states (portDS.portState).
 enum class PortState : std::uint8_t {
-  kInitializing = 1, kFaulty = 2, kDisabled = 3, kListening = 4, kPreMaster = 5,
-  kMaster = 6, kPassive = 7, kUncalibrated = 8, kSlave = 9, kGrandMaster = 10,
+  kInitializing = 1,
+  kFaulty = 2,
+  kDisabled = 3,
+  kListening = 4,
+  kPreMaster = 5,
+  kMaster = 6,
+  kPassive = 7,
+  kUncalibrated = 8,
+  kSlave = 9,
+  kGrandMaster = 10,
 };
 const char* port_state_name(std::uint8_t state);  // "SLAVE", ..., "UNKNOWN"
 
@@ -131,13 +139,13 @@ struct Message {
 };
 
 enum class DecodeError {
-  kTruncated,        // shorter than the header or than its own messageLength
-  kNotManagement,    // messageType is not 0xD
-  kBadVersion,       // versionPTP is not 2
-  kBadLength,        // messageLength too small for a management message with a TLV
-  kBadAction,        // actionField outside 0..4
-  kBadTlvType,       // neither MANAGEMENT nor MANAGEMENT_ERROR_STATUS
-  kBadTlvLength,     // TLV runs past the message or is too short for its id
+  kTruncated,      // shorter than the header or than its own messageLength
+  kNotManagement,  // messageType is not 0xD
+  kBadVersion,     // versionPTP is not 2
+  kBadLength,      // messageLength too small for a management message with a TLV
+  kBadAction,      // actionField outside 0..4
+  kBadTlvType,     // neither MANAGEMENT nor MANAGEMENT_ERROR_STATUS
+  kBadTlvLength,   // TLV runs past the message or is too short for its id
 };
 const char* to_string(DecodeError);
 
@@ -149,7 +157,7 @@ DecodeResult decode(std::span<const std::uint8_t> bytes) noexcept;
 struct GetRequest {
   ManagementId id = ManagementId::kTimeStatusNp;
   std::uint16_t sequence_id = 0;
-  PortIdentity source;     // pmc uses clock identity 0 and its pid as port number over UDS
+  PortIdentity source;  // pmc uses clock identity 0 and its pid as port number over UDS
   std::uint8_t domain = 0;
 };
 

@@ -12,10 +12,9 @@ namespace {
 
 // Reasons that can occur per source: these series are exported (at 0) from the start, so a rate()
 // over them works before the first failure. Any other non-zero pair is exported as well.
-constexpr ErrorReason kPtpReasons[] = {ErrorReason::kMissing, ErrorReason::kRefused, ErrorReason::kPermission,
-                                       ErrorReason::kTimeout, ErrorReason::kMalformed,
-                                       ErrorReason::kManagementError, ErrorReason::kUnexpectedReply,
-                                       ErrorReason::kIo};
+constexpr ErrorReason kPtpReasons[] = {
+    ErrorReason::kMissing,   ErrorReason::kRefused,         ErrorReason::kPermission,      ErrorReason::kTimeout,
+    ErrorReason::kMalformed, ErrorReason::kManagementError, ErrorReason::kUnexpectedReply, ErrorReason::kIo};
 constexpr ErrorReason kPhcReasons[] = {ErrorReason::kMissing, ErrorReason::kPermission, ErrorReason::kUnsupported,
                                        ErrorReason::kIo};
 constexpr ErrorReason kTimexReasons[] = {ErrorReason::kIo};
@@ -43,10 +42,14 @@ std::string number(double v) {
 std::string escape_label(std::string_view v) {
   std::string o;
   for (char c : v) {
-    if (c == '\\') o += "\\\\";
-    else if (c == '"') o += "\\\"";
-    else if (c == '\n') o += "\\n";
-    else o += c;
+    if (c == '\\')
+      o += "\\\\";
+    else if (c == '"')
+      o += "\\\"";
+    else if (c == '\n')
+      o += "\\n";
+    else
+      o += c;
   }
   return o;
 }
@@ -77,11 +80,16 @@ std::string fmt_seconds(const std::optional<double>& v) {
   if (!v) return "-";
   const double a = std::fabs(*v);
   char buf[48];
-  if (a == 0) std::snprintf(buf, sizeof buf, "0");
-  else if (a < 1e-6) std::snprintf(buf, sizeof buf, "%.0fns", *v * 1e9);
-  else if (a < 1e-3) std::snprintf(buf, sizeof buf, "%.3gus", *v * 1e6);
-  else if (a < 1) std::snprintf(buf, sizeof buf, "%.3gms", *v * 1e3);
-  else std::snprintf(buf, sizeof buf, "%.3gs", *v);
+  if (a == 0)
+    std::snprintf(buf, sizeof buf, "0");
+  else if (a < 1e-6)
+    std::snprintf(buf, sizeof buf, "%.0fns", *v * 1e9);
+  else if (a < 1e-3)
+    std::snprintf(buf, sizeof buf, "%.3gus", *v * 1e6);
+  else if (a < 1)
+    std::snprintf(buf, sizeof buf, "%.3gms", *v * 1e3);
+  else
+    std::snprintf(buf, sizeof buf, "%.3gs", *v);
   return buf;
 }
 
@@ -94,7 +102,8 @@ void append_prometheus(const ClockSnapshot& s, std::string& out) {
     std::optional<double> (*get)(const PtpSocketSnapshot&);
   };
   const PtpFamily ptp_families[] = {
-      {"skewscope_ptp_master_offset_seconds"sv, "ptp4l TIME_STATUS_NP master_offset: this clock minus the master at the last sync."sv,
+      {"skewscope_ptp_master_offset_seconds"sv,
+       "ptp4l TIME_STATUS_NP master_offset: this clock minus the master at the last sync."sv,
        [](const PtpSocketSnapshot& p) { return p.master_offset_seconds; }},
       {"skewscope_ptp_mean_path_delay_seconds"sv, "ptp4l CURRENT_DATA_SET meanPathDelay (one-way)."sv,
        [](const PtpSocketSnapshot& p) { return p.mean_path_delay_seconds; }},
@@ -105,7 +114,8 @@ void append_prometheus(const ClockSnapshot& s, std::string& out) {
          if (!p.port_state) return std::nullopt;
          return *p.port_state;
        }},
-      {"skewscope_ptp_gm_present"sv, "1 when ptp4l follows a grandmaster other than itself (TIME_STATUS_NP gmPresent)."sv,
+      {"skewscope_ptp_gm_present"sv,
+       "1 when ptp4l follows a grandmaster other than itself (TIME_STATUS_NP gmPresent)."sv,
        [](const PtpSocketSnapshot& p) -> std::optional<double> {
          if (!p.gm_present) return std::nullopt;
          return *p.gm_present ? 1.0 : 0.0;
@@ -122,17 +132,20 @@ void append_prometheus(const ClockSnapshot& s, std::string& out) {
   family(out, "skewscope_phc_system_offset_seconds", "gauge",
          "System clock minus PTP hardware clock, from the shortest-interval sample.");
   for (const auto& p : s.phc)
-    if (p.offset) sample(out, "skewscope_phc_system_offset_seconds", label("clock", p.clock), p.offset->offset_ns / 1e9);
+    if (p.offset)
+      sample(out, "skewscope_phc_system_offset_seconds", label("clock", p.clock), p.offset->offset_ns / 1e9);
 
   family(out, "skewscope_timex_maxerror_seconds", "gauge", "Maximum error of the kernel clock (adjtimex maxerror).");
   if (s.timex) sample(out, "skewscope_timex_maxerror_seconds", "", s.timex->maxerror_seconds);
-  family(out, "skewscope_timex_sync_status", "gauge", "1 when adjtimex does not report TIME_ERROR (kernel clock synchronized).");
+  family(out, "skewscope_timex_sync_status", "gauge",
+         "1 when adjtimex does not report TIME_ERROR (kernel clock synchronized).");
   if (s.timex) sample(out, "skewscope_timex_sync_status", "", s.timex->sync_status);
 
   family(out, "skewscope_clock_error_bound_seconds", "gauge",
          "Half-width of the interval that holds this host's clock error (formula in agent/clocks/README.md).");
   if (s.error_bound_seconds) sample(out, "skewscope_clock_error_bound_seconds", "", *s.error_bound_seconds);
-  family(out, "skewscope_clock_status", "gauge", "Host clock status: 0 unknown, 1 synchronized, 2 free_running, 3 disrupted.");
+  family(out, "skewscope_clock_status", "gauge",
+         "Host clock status: 0 unknown, 1 synchronized, 2 free_running, 3 disrupted.");
   sample(out, "skewscope_clock_status", "", static_cast<double>(s.status));
 
   family(out, "skewscope_clock_source_errors_total", "counter", "Failed clock-source reads, by source and reason.");
@@ -167,8 +180,9 @@ nlohmann::json to_json(const ClockSnapshot& s) {
         {"mean_path_delay_seconds", opt(p.mean_path_delay_seconds)},
         {"offset_from_master_seconds", opt(p.offset_from_master_seconds)},
         {"port_state", opt(p.port_state)},
-        {"port_state_name", p.port_state ? nlohmann::json(ptp::port_state_name(static_cast<std::uint8_t>(*p.port_state)))
-                                         : nlohmann::json(nullptr)},
+        {"port_state_name", p.port_state
+                                ? nlohmann::json(ptp::port_state_name(static_cast<std::uint8_t>(*p.port_state)))
+                                : nlohmann::json(nullptr)},
         {"port_count", opt(p.port_count)},
         {"gm_present", opt(p.gm_present)},
         {"gm_identity", opt(p.gm_identity)},
@@ -194,11 +208,16 @@ nlohmann::json to_json(const ClockSnapshot& s) {
   if (s.timex) {
     const auto& t = *s.timex;
     j["timex"] = {
-        {"offset_seconds", t.offset_seconds},     {"frequency_ppm", t.frequency_ppm},
-        {"maxerror_seconds", t.maxerror_seconds}, {"esterror_seconds", t.esterror_seconds},
-        {"status", t.status},                     {"unsync", t.unsync},
-        {"clock_error", t.clock_error},           {"tai_offset_seconds", t.tai_offset_seconds},
-        {"sync_status", t.sync_status},           {"state", t.state},
+        {"offset_seconds", t.offset_seconds},
+        {"frequency_ppm", t.frequency_ppm},
+        {"maxerror_seconds", t.maxerror_seconds},
+        {"esterror_seconds", t.esterror_seconds},
+        {"status", t.status},
+        {"unsync", t.unsync},
+        {"clock_error", t.clock_error},
+        {"tai_offset_seconds", t.tai_offset_seconds},
+        {"sync_status", t.sync_status},
+        {"state", t.state},
     };
   } else {
     j["timex"] = nullptr;
@@ -223,21 +242,22 @@ std::string render_table(const ClockSnapshot& s) {
   out += "\nptp4l:\n";
   if (s.ptp.empty()) out += "  (no ptp4l socket found)\n";
   for (const auto& p : s.ptp) {
-    std::snprintf(line, sizeof line,
-                  "  %s\n    status %-12s port %-12s gm %-3s offset %-9s delay %-9s sync age %-8s bound %-9s error %s\n",
-                  p.socket.c_str(), std::string(to_string(p.status)).c_str(),
-                  p.port_state ? ptp::port_state_name(static_cast<std::uint8_t>(*p.port_state)) : "-",
-                  p.gm_present ? (*p.gm_present ? "yes" : "no") : "-", fmt_seconds(p.master_offset_seconds).c_str(),
-                  fmt_seconds(p.mean_path_delay_seconds).c_str(), fmt_seconds(p.last_sync_age_seconds).c_str(),
-                  fmt_seconds(p.error_bound_seconds).c_str(),
-                  p.last_error ? std::string(to_string(*p.last_error)).c_str() : "-");
+    std::snprintf(
+        line, sizeof line,
+        "  %s\n    status %-12s port %-12s gm %-3s offset %-9s delay %-9s sync age %-8s bound %-9s error %s\n",
+        p.socket.c_str(), std::string(to_string(p.status)).c_str(),
+        p.port_state ? ptp::port_state_name(static_cast<std::uint8_t>(*p.port_state)) : "-",
+        p.gm_present ? (*p.gm_present ? "yes" : "no") : "-", fmt_seconds(p.master_offset_seconds).c_str(),
+        fmt_seconds(p.mean_path_delay_seconds).c_str(), fmt_seconds(p.last_sync_age_seconds).c_str(),
+        fmt_seconds(p.error_bound_seconds).c_str(), p.last_error ? std::string(to_string(*p.last_error)).c_str() : "-");
     out += line;
   }
   out += "\nPHC:\n";
   if (s.phc.empty()) out += "  (none)\n";
   for (const auto& p : s.phc) {
     std::snprintf(line, sizeof line, "  %-6s %-16s offset %-9s interval %-9s method %-8s error %s\n", p.clock.c_str(),
-                  p.name.c_str(), fmt_seconds(p.offset ? std::optional<double>(p.offset->offset_ns / 1e9) : std::nullopt).c_str(),
+                  p.name.c_str(),
+                  fmt_seconds(p.offset ? std::optional<double>(p.offset->offset_ns / 1e9) : std::nullopt).c_str(),
                   fmt_seconds(p.offset ? std::optional<double>(p.offset->interval_ns / 1e9) : std::nullopt).c_str(),
                   p.method ? to_string(*p.method) : "-", p.error ? std::string(to_string(*p.error)).c_str() : "-");
     out += line;

@@ -210,7 +210,8 @@ void Correlator::release_covered(FlowState& f) {
 
 bool Correlator::covered(const FlowState& f, std::uint64_t seq, std::uint64_t end) {
   if (f.furthest_send_end == 0) return false;
-  return (seq >= f.covered_from && end <= f.covered_to) || (f.island_to != 0 && seq >= f.island_from && end <= f.island_to);
+  return (seq >= f.covered_from && end <= f.covered_to) ||
+         (f.island_to != 0 && seq >= f.island_from && end <= f.island_to);
 }
 
 void Correlator::add_send(FlowState& flow, std::uint64_t seq, const Half& half, std::vector<Span>& out) {

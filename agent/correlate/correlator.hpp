@@ -17,7 +17,7 @@
 namespace skewscope {
 
 struct CorrelatorLimits {
-  std::size_t max_pending = 1 << 18;             // sends + receives waiting, across all flows
+  std::size_t max_pending = 1 << 18;              // sends + receives waiting, across all flows
   std::int64_t send_max_age_ns = 10'000'000'000;  // a message not received within this is unpaired
   std::int64_t recv_max_age_ns = 1'000'000'000;   // how late a send's half may reach the agent
 };
@@ -26,11 +26,11 @@ struct CorrelatorCounters {
   std::uint64_t sends = 0;
   std::uint64_t recvs = 0;
   std::uint64_t pairs = 0;
-  std::uint64_t sends_expired = 0;         // no receive held its first byte within send_max_age
-  std::uint64_t recvs_without_start = 0;   // left the table with no send starting in it: the
-                                           // middle of a larger send, or a sender that is not traced
-  std::uint64_t dropped_table_full = 0;    // halves refused because max_pending was reached
-  std::uint64_t duplicate_sends = 0;       // a second send claiming the same first byte (replaced)
+  std::uint64_t sends_expired = 0;        // no receive held its first byte within send_max_age
+  std::uint64_t recvs_without_start = 0;  // left the table with no send starting in it: the
+                                          // middle of a larger send, or a sender that is not traced
+  std::uint64_t dropped_table_full = 0;   // halves refused because max_pending was reached
+  std::uint64_t duplicate_sends = 0;      // a second send claiming the same first byte (replaced)
 };
 
 class Correlator {

@@ -38,8 +38,8 @@ KafkaBatchMatcher::Produced* KafkaBatchMatcher::find(const std::optional<Key>& p
   return nullptr;
 }
 
-void KafkaBatchMatcher::produced(const kafka::BatchHalf& b, const KafkaBatchEnd& end, bool room,
-                                 std::vector<Span>& out, std::vector<MessageSpanInfo>& info) {
+void KafkaBatchMatcher::produced(const kafka::BatchHalf& b, const KafkaBatchEnd& end, bool room, std::vector<Span>& out,
+                                 std::vector<MessageSpanInfo>& info) {
   ++counters_.produced;
   auto primary = kafka::primary_key(b);
   auto offset = kafka::offset_key(b);

@@ -48,12 +48,12 @@ struct MessageSpanInfo {
 struct KafkaMatchCounters {
   std::uint64_t produced = 0, fetched = 0;  // halves offered
   std::uint64_t pairs = 0;
-  std::uint64_t paired_records = 0;       // records in the paired batches
-  std::uint64_t unkeyed = 0;              // no pairing key (e.g. LogAppendTime without offset)
-  std::uint64_t duplicates = 0;           // a second produced half, or a re-fetch by one consumer
+  std::uint64_t paired_records = 0;  // records in the paired batches
+  std::uint64_t unkeyed = 0;         // no pairing key (e.g. LogAppendTime without offset)
+  std::uint64_t duplicates = 0;      // a second produced half, or a re-fetch by one consumer
   std::uint64_t table_full = 0;
-  std::uint64_t unpaired_produced = 0;    // aged out without any consumer
-  std::uint64_t unpaired_fetched = 0;     // aged out: its produced half never came
+  std::uint64_t unpaired_produced = 0;  // aged out without any consumer
+  std::uint64_t unpaired_fetched = 0;   // aged out: its produced half never came
 };
 
 // A fetched half that waited and is handed back (see take_fetched_before).

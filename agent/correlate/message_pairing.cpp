@@ -65,8 +65,8 @@ struct MessagePairing::State {
   std::unordered_map<StreamKey, KafkaConnection, StreamKeyHash> kafka_connections;  // kind unused: send
   std::unordered_map<MessageKey, PendingHalf, MessageKeyHash> zmtp_sends, zmtp_recvs;
   KafkaBatchMatcher kafka_batches;
-  bool ship_kafka = false;                 // --exchange: see message_pairing.hpp
-  std::vector<ShippedKafkaHalf> shipped;   // taken by the caller after each add()
+  bool ship_kafka = false;                // --exchange: see message_pairing.hpp
+  std::vector<ShippedKafkaHalf> shipped;  // taken by the caller after each add()
   std::vector<WaitingFetch> waiting;
   std::int64_t last_overdue_check_ns = 0;
   std::vector<zmtp::Message> messages;

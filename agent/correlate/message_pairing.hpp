@@ -36,9 +36,9 @@
 namespace skewscope {
 
 struct MessagePairingLimits {
-  std::size_t max_streams = 16384;               // followed connection directions (ZMTP) / connections (Kafka)
-  std::size_t max_pending = 1 << 18;             // message halves waiting, both protocols
-  std::int64_t max_age_ns = 10'000'000'000;      // a half not paired within this is counted unpaired
+  std::size_t max_streams = 16384;                // followed connection directions (ZMTP) / connections (Kafka)
+  std::size_t max_pending = 1 << 18;              // message halves waiting, both protocols
+  std::int64_t max_age_ns = 10'000'000'000;       // a half not paired within this is counted unpaired
   std::int64_t idle_stream_ns = 120'000'000'000;  // a stream silent this long is forgotten
   // With the exchange: how long a fetched Kafka half waits here for its produced half (a local
   // producer's ProduceResponse may come after a local consumer's fetch) before it is shipped.
@@ -52,18 +52,18 @@ struct MessagePairingCounters {
   std::uint64_t kafka_produced_batches = 0;
   std::uint64_t kafka_fetched_batches = 0;
   std::uint64_t kafka_pairs = 0;
-  std::uint64_t kafka_paired_records = 0;        // records in the paired batches
-  std::uint64_t kafka_unkeyed_batches = 0;       // no pairing key (e.g. LogAppendTime without offset)
-  std::uint64_t kafka_broker_side_chunks = 0;    // chunks of connections not followed (broker side)
-  std::uint64_t unpaired_sends = 0;              // aged out: never received (or receiver not traced)
-  std::uint64_t unpaired_recvs = 0;              // aged out: the sender's half never came
-  std::uint64_t duplicate_halves = 0;            // a second half with the same key (replaced)
+  std::uint64_t kafka_paired_records = 0;      // records in the paired batches
+  std::uint64_t kafka_unkeyed_batches = 0;     // no pairing key (e.g. LogAppendTime without offset)
+  std::uint64_t kafka_broker_side_chunks = 0;  // chunks of connections not followed (broker side)
+  std::uint64_t unpaired_sends = 0;            // aged out: never received (or receiver not traced)
+  std::uint64_t unpaired_recvs = 0;            // aged out: the sender's half never came
+  std::uint64_t duplicate_halves = 0;          // a second half with the same key (replaced)
   std::uint64_t dropped_table_full = 0;
-  std::uint64_t streams_refused = 0;             // max_streams reached: chunks of new streams ignored
-  std::uint64_t parser_sync_losses = 0;          // summed from the trackers
+  std::uint64_t streams_refused = 0;     // max_streams reached: chunks of new streams ignored
+  std::uint64_t parser_sync_losses = 0;  // summed from the trackers
   std::uint64_t parser_invalid = 0;
-  std::uint64_t kafka_produced_shipped = 0;      // --exchange: produced halves also sent to the exchange
-  std::uint64_t kafka_fetched_shipped = 0;       // --exchange: fetched halves with no producer here, sent
+  std::uint64_t kafka_produced_shipped = 0;  // --exchange: produced halves also sent to the exchange
+  std::uint64_t kafka_fetched_shipped = 0;   // --exchange: fetched halves with no producer here, sent
 };
 
 // A Kafka batch half for the exchange (--exchange): its batch, domain and times.

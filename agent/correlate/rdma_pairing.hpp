@@ -61,12 +61,12 @@ struct RdmaPairingCounters {
   std::uint64_t pairs = 0;
   std::uint64_t connects = 0;
   std::uint64_t untracked_connects = 0;  // RTR before the provider's functions were probed
-  std::uint64_t no_connection = 0;      // a half on a QP whose RTR was not seen: cannot be keyed
+  std::uint64_t no_connection = 0;       // a half on a QP whose RTR was not seen: cannot be keyed
   std::uint64_t sends_expired = 0;
   std::uint64_t recvs_expired = 0;
-  std::uint64_t superseded = 0;         // waiting halves of a QP that was reconnected or recreated
-  std::uint64_t duplicates = 0;         // a second half with the same key (replaced)
-  std::uint64_t dropped_table_full = 0; // halves or connections refused at a bound
+  std::uint64_t superseded = 0;          // waiting halves of a QP that was reconnected or recreated
+  std::uint64_t duplicates = 0;          // a second half with the same key (replaced)
+  std::uint64_t dropped_table_full = 0;  // halves or connections refused at a bound
 };
 
 class RdmaPairing {

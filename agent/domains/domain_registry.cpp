@@ -62,8 +62,7 @@ Parsed<DomainRegistry> DomainRegistry::from_specs(const std::vector<DomainSpec>&
         return Parsed<DomainRegistry>::fail(label + ": not a cgroup v2 directory");
       added = registry.add_cgroup(spec.name, st.st_ino);  // a cgroup v2 id is its directory's inode
     }
-    if (!added)
-      return Parsed<DomainRegistry>::fail(label + ": name or " + kind + " already used by another --domain");
+    if (!added) return Parsed<DomainRegistry>::fail(label + ": name or " + kind + " already used by another --domain");
   }
   return Parsed<DomainRegistry>::ok(std::move(registry));
 }

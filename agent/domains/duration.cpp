@@ -13,8 +13,8 @@ struct Unit {
   double ns;
 };
 // Longest suffixes first so "ms" is not read as "m" + "s".
-constexpr std::array<Unit, 7> kUnits{{{"ns", 1}, {"us", 1e3}, {"µs", 1e3}, {"ms", 1e6}, {"s", 1e9},
-                                      {"m", 60e9}, {"h", 3600e9}}};
+constexpr std::array<Unit, 7> kUnits{
+    {{"ns", 1}, {"us", 1e3}, {"µs", 1e3}, {"ms", 1e6}, {"s", 1e9}, {"m", 60e9}, {"h", 3600e9}}};
 
 }  // namespace
 

@@ -72,8 +72,8 @@ void Estimator::observe(const Span& span) {
   ++counters_.spans;
 }
 
-PairEstimate Estimator::evaluate_canonical(const PairState& state, DomainId low, DomainId high,
-                                           std::int64_t now_ns, bool* new_break) const {
+PairEstimate Estimator::evaluate_canonical(const PairState& state, DomainId low, DomainId high, std::int64_t now_ns,
+                                           bool* new_break) const {
   PairEstimate e;
   e.src = low;
   e.dst = high;
@@ -89,8 +89,10 @@ PairEstimate Estimator::evaluate_canonical(const PairState& state, DomainId low,
     e.reverse_spans += r.count;
     e.forward_negative += f.negative;
     e.reverse_negative += r.negative;
-    if (f.count && (!e.forward_min_span_ns || f.min_span_ns < *e.forward_min_span_ns)) e.forward_min_span_ns = f.min_span_ns;
-    if (r.count && (!e.reverse_min_span_ns || r.min_span_ns < *e.reverse_min_span_ns)) e.reverse_min_span_ns = r.min_span_ns;
+    if (f.count && (!e.forward_min_span_ns || f.min_span_ns < *e.forward_min_span_ns))
+      e.forward_min_span_ns = f.min_span_ns;
+    if (r.count && (!e.reverse_min_span_ns || r.min_span_ns < *e.reverse_min_span_ns))
+      e.reverse_min_span_ns = r.min_span_ns;
   }
   if (live.empty()) return e;
 
@@ -140,8 +142,7 @@ PairEstimate Estimator::evaluate_canonical(const PairState& state, DomainId low,
       const auto [lo, hi] = *state.settled_rho;
       const double widen = std::max((hi - lo) / 2, kNsPerPpm);
       const double held_lo = std::max(-rho_max, lo - widen), held_hi = std::min(rho_max, hi + widen);
-      if (const std::size_t held = longest(held_lo, held_hi))
-        hull_with(solve_interval(suffix(held), held_lo, held_hi));
+      if (const std::size_t held = longest(held_lo, held_hi)) hull_with(solve_interval(suffix(held), held_lo, held_hi));
     }
   }
   e.buckets_used = used;
@@ -211,8 +212,8 @@ void Estimator::tick(std::int64_t now_ns) {
     }
     st.was_empty = e.empty_interval;
     if (!e.empty_interval && e.drift_ppm)
-      st.settled_rho = std::pair{(*e.drift_ppm - *e.drift_bound_ppm) * kNsPerPpm,
-                                 (*e.drift_ppm + *e.drift_bound_ppm) * kNsPerPpm};
+      st.settled_rho =
+          std::pair{(*e.drift_ppm - *e.drift_bound_ppm) * kNsPerPpm, (*e.drift_ppm + *e.drift_bound_ppm) * kNsPerPpm};
     e.empty_interval_episodes = st.empty_episodes;
     st.canonical = e;
     st.has_snapshot = true;

@@ -26,7 +26,7 @@ struct Config {
   // but an extrapolation to now can miss it first. 0 turns the model into the plain intersection
   // [max lower, min upper] (and disables drift estimates).
   double max_drift_ppm = 200;
-  double at_risk_share = 0.5;           // at_risk when |offset| ≥ share × Δt_min ...
+  double at_risk_share = 0.5;  // at_risk when |offset| ≥ share × Δt_min ...
   // ... and the interval is settled: a half-width above this many Δt_min (warm-up while the drift
   // slope is not pinned, or the hull after a break) leaves the midpoint too loose for a verdict.
   // Seen in the lab: at offset 0 the first 1–2 s gave midpoints a whole Δt_min off.
@@ -46,9 +46,9 @@ struct PairEstimate {
   std::uint64_t forward_negative = 0, reverse_negative = 0;  // in the window
   std::optional<std::int64_t> forward_min_span_ns, reverse_min_span_ns;
 
-  std::optional<double> lower_ns, upper_ns;  // θ ≥ lower (needs reverse traffic), θ ≤ upper (forward)
-  std::optional<double> offset_ns;           // midpoint: both directions only
-  std::optional<double> bound_ns;            // half-width: both directions only
+  std::optional<double> lower_ns, upper_ns;          // θ ≥ lower (needs reverse traffic), θ ≤ upper (forward)
+  std::optional<double> offset_ns;                   // midpoint: both directions only
+  std::optional<double> bound_ns;                    // half-width: both directions only
   std::optional<double> drift_ppm, drift_bound_ppm;  // dθ/dt, when the window pins it
 
   // Half the minimum round trip, drift-compensated; does not depend on θ.
@@ -80,12 +80,12 @@ struct PairEstimate {
 };
 
 struct Counters {
-  std::uint64_t spans = 0;                // accepted
-  std::uint64_t late_spans = 0;           // older than their pair's window: dropped
-  std::uint64_t same_domain_spans = 0;    // src == dst: no clock information, ignored
-  std::uint64_t pair_table_full = 0;      // spans dropped because max_pairs was reached
+  std::uint64_t spans = 0;              // accepted
+  std::uint64_t late_spans = 0;         // older than their pair's window: dropped
+  std::uint64_t same_domain_spans = 0;  // src == dst: no clock information, ignored
+  std::uint64_t pair_table_full = 0;    // spans dropped because max_pairs was reached
   std::uint64_t empty_interval_episodes = 0;
-  std::uint64_t pairs_evicted = 0;        // pairs whose window emptied (memory returned)
+  std::uint64_t pairs_evicted = 0;  // pairs whose window emptied (memory returned)
 };
 
 class Estimator {

@@ -21,10 +21,10 @@ struct Constraint {
 };
 
 struct IntervalSolution {
-  bool feasible = true;               // false: no line with |ρ| ≤ ρ_max meets every constraint
-  std::optional<double> lower_ns;     // bounds on θ at t = 0; absent on a side with no constraint
+  bool feasible = true;            // false: no line with |ρ| ≤ ρ_max meets every constraint
+  std::optional<double> lower_ns;  // bounds on θ at t = 0; absent on a side with no constraint
   std::optional<double> upper_ns;
-  double rho_lo = 0, rho_hi = 0;      // feasible slopes, ns per second (1 ppm = 1000 ns/s)
+  double rho_lo = 0, rho_hi = 0;  // feasible slopes, ns per second (1 ppm = 1000 ns/s)
 };
 
 // Exact for the linear model: a linear objective over a polygon peaks at a vertex, and every vertex

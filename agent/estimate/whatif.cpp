@@ -30,7 +30,8 @@ Parsed<ErrorModel> parse_error_model(std::string_view text) {
   text = trim(text);
   const auto colon = text.find(':');
   if (colon == std::string_view::npos)
-    return Parsed<ErrorModel>::fail("clock error '" + original + "' needs KIND:SCALE, e.g. gaussian:1ms or laplace:250us");
+    return Parsed<ErrorModel>::fail("clock error '" + original +
+                                    "' needs KIND:SCALE, e.g. gaussian:1ms or laplace:250us");
   const std::string_view kind = text.substr(0, colon);
   ErrorModel m;
   if (kind == "gaussian" || kind == "normal")
@@ -42,8 +43,7 @@ Parsed<ErrorModel> parse_error_model(std::string_view text) {
                                     "' (expected gaussian or laplace)");
   auto scale = parse_duration_ns(text.substr(colon + 1));
   if (!scale) return Parsed<ErrorModel>::fail("clock error '" + original + "': " + scale.error);
-  if (*scale < 0)
-    return Parsed<ErrorModel>::fail("clock error '" + original + "': the scale must not be negative");
+  if (*scale < 0) return Parsed<ErrorModel>::fail("clock error '" + original + "': the scale must not be negative");
   m.scale_ns = static_cast<double>(*scale);
   m.spec = std::string(text);
   return Parsed<ErrorModel>::ok(std::move(m));

@@ -20,8 +20,8 @@ namespace skewscope::exchange {
 // agree to within a microsecond even while CLOCK_REALTIME is being slewed (a mapping sampled
 // every 100 ms can be hundreds of microseconds off then, and two agents off differently).
 struct OutgoingHalf {
-  WireHalf wire;                // realtime_ns: the core's own mapping, used if no sample covers it
-  std::int64_t capture_ns = 0;  // CLOCK_MONOTONIC at capture
+  WireHalf wire;                    // realtime_ns: the core's own mapping, used if no sample covers it
+  std::int64_t capture_ns = 0;      // CLOCK_MONOTONIC at capture
   std::int64_t clock_error_ns = 0;  // the domain's simulated clock error at capture (lab)
 };
 
@@ -64,9 +64,9 @@ class CoreExchange {
       ++outbox_full_;
       return true;
     }
-    outbox_.push_back(OutgoingHalf{
-        WireHalf{half.kind, half.transport, half.flow, half.seq, half.bytes, half.domain_ns, half.domain},
-        half.capture_ns, clock_error_ns});
+    outbox_.push_back(
+        OutgoingHalf{WireHalf{half.kind, half.transport, half.flow, half.seq, half.bytes, half.domain_ns, half.domain},
+                     half.capture_ns, clock_error_ns});
     return true;
   }
 

@@ -56,15 +56,16 @@ std::string parse_exchange_settings(const std::string& exchange, const std::vect
   out.sample_one_in = static_cast<std::uint32_t>(n);
 
   // What the exchange decides itself: set by its own option, or fixed so that all agents agree.
-  static const std::set<std::string> reserved = {"bootstrap.servers", "metadata.broker.list", "group.id",
-                                                 "partitioner", "partition.assignment.strategy"};
+  static const std::set<std::string> reserved = {"bootstrap.servers", "metadata.broker.list", "group.id", "partitioner",
+                                                 "partition.assignment.strategy"};
   std::unique_ptr<rd_kafka_conf_t, decltype(&rd_kafka_conf_destroy)> conf(rd_kafka_conf_new(), rd_kafka_conf_destroy);
   for (const auto& text : config) {
     std::size_t eq = text.find('=');
     if (eq == std::string::npos || eq == 0) return "--exchange-config '" + text + "': expected KEY=VALUE";
     std::string key = text.substr(0, eq), value = text.substr(eq + 1);
     if (reserved.contains(key))
-      return "--exchange-config " + key + ": set by skewscope (--exchange, --exchange-group, or fixed so that all agents agree)";
+      return "--exchange-config " + key +
+             ": set by skewscope (--exchange, --exchange-group, or fixed so that all agents agree)";
     char err[512] = {};
     if (rd_kafka_conf_set(conf.get(), key.c_str(), value.c_str(), err, sizeof err) != RD_KAFKA_CONF_OK)
       return "--exchange-config " + key + ": " + err;

@@ -18,7 +18,7 @@ inline constexpr const char* kPartitioner = "murmur2_random";
 inline constexpr const char* kAssignor = "cooperative-sticky";
 
 struct ExchangeSettings {
-  std::string brokers;  // librdkafka bootstrap.servers: "host:port,host:port"
+  std::string brokers;                                          // librdkafka bootstrap.servers: "host:port,host:port"
   std::vector<std::pair<std::string, std::string>> properties;  // --exchange-config, in order
   std::string topic = kDefaultTopic;
   std::string group = kDefaultGroup;

@@ -2,8 +2,8 @@
 
 #include <algorithm>
 #include <chrono>
-#include <ctime>
 #include <cstring>
+#include <ctime>
 #include <iostream>
 #include <set>
 #include <vector>
@@ -20,20 +20,18 @@ constexpr std::int64_t kMs = 1'000'000;
 
 // Defaults chosen for the exchange; any of them may be overridden by --exchange-config.
 const std::vector<std::pair<const char*, const char*>> kProducerDefaults = {
-    {"queue.buffering.max.kbytes", "8192"},      // the byte bound of the produce queue
+    {"queue.buffering.max.kbytes", "8192"},       // the byte bound of the produce queue
     {"queue.buffering.max.messages", "1000000"},  // so that bytes, not records, are the bound
     {"linger.ms", "20"},                          // adds at most 20 ms to the pairing delay
     {"message.timeout.ms", "10000"},              // undelivered after 10 s: dropped and counted
     {"reconnect.backoff.max.ms", "1000"},
 };
 const std::vector<std::pair<const char*, const char*>> kConsumerDefaults = {
-    {"enable.auto.commit", "true"},
-    {"auto.commit.interval.ms", "1000"},  // a new owner re-reads at most ~1 s of its partitions
-    {"auto.offset.reset", "latest"},      // never replay an old backlog into today's windows
-    {"session.timeout.ms", "6000"},       // a dead agent's partitions move within seconds
-    {"heartbeat.interval.ms", "1000"},
-    {"fetch.wait.max.ms", "100"},
-    {"reconnect.backoff.max.ms", "1000"},
+    {"enable.auto.commit", "true"},    {"auto.commit.interval.ms", "1000"},  // a new owner re-reads at most ~1 s of its
+                                                                             // partitions
+    {"auto.offset.reset", "latest"},  // never replay an old backlog into today's windows
+    {"session.timeout.ms", "6000"},   // a dead agent's partitions move within seconds
+    {"heartbeat.interval.ms", "1000"}, {"fetch.wait.max.ms", "100"},        {"reconnect.backoff.max.ms", "1000"},
 };
 
 bool set(rd_kafka_conf_t* conf, const std::string& key, const std::string& value, std::string& error) {
@@ -89,8 +87,7 @@ std::unique_ptr<KafkaExchange> KafkaExchange::create(const ExchangeSettings& set
   }
   rd_kafka_conf_t* cconf = make_conf(settings, kConsumerDefaults, "consumer", error);
   if (!cconf) return nullptr;
-  if (!set(cconf, "group.id", settings.group, error) ||
-      !set(cconf, "partition.assignment.strategy", kAssignor, error))
+  if (!set(cconf, "group.id", settings.group, error) || !set(cconf, "partition.assignment.strategy", kAssignor, error))
     return rd_kafka_conf_destroy(cconf), nullptr;
   rd_kafka_conf_set_opaque(cconf, x.get());
   rd_kafka_conf_set_rebalance_cb(cconf, rebalance_cb);
@@ -231,7 +228,8 @@ void KafkaExchange::produce_outgoing() {
     core_.take_outgoing_rdma(rdma_out);
     core_.take_outgoing_messages(messages);
     if (out.empty() && rdma_out.empty() && messages.empty()) return;
-    for (std::size_t i = 0; i < core_.domains().size(); ++i) names.push_back(core_.domains().name(static_cast<DomainId>(i)));
+    for (std::size_t i = 0; i < core_.domains().size(); ++i)
+      names.push_back(core_.domains().name(static_cast<DomainId>(i)));
   }
   sample_clocks();  // after the take: every half taken was captured before this sample
   // One record per key: a host pair's halves travel together, in capture order.
@@ -290,7 +288,8 @@ void KafkaExchange::produce_outgoing() {
     if (err == RD_KAFKA_RESP_ERR_NO_ERROR) {
       dropped = 0;
     } else {
-      count_drop(err == RD_KAFKA_RESP_ERR__QUEUE_FULL ? DropReason::queue_full : DropReason::delivery_failed, halves, key);
+      count_drop(err == RD_KAFKA_RESP_ERR__QUEUE_FULL ? DropReason::queue_full : DropReason::delivery_failed, halves,
+                 key);
     }
   }
 }
@@ -312,7 +311,8 @@ void KafkaExchange::consume(std::int64_t budget_ms) {
       // Records skipped on a partition (the broker dropped them before we read them) are lost
       // halves; the offsets say how many records, not how many halves.
       auto next = next_offset_.find(msg->partition);
-      if (next != next_offset_.end() && msg->offset > next->second) gaps.emplace_back(msg->partition, msg->offset - next->second);
+      if (next != next_offset_.end() && msg->offset > next->second)
+        gaps.emplace_back(msg->partition, msg->offset - next->second);
       next_offset_[msg->partition] = msg->offset + 1;
       DecodedRecord d = decode_record({static_cast<const std::uint8_t*>(msg->payload), msg->len});
       if (d.batch) {
@@ -352,7 +352,8 @@ void KafkaExchange::update_status() {
     for (int i = 0; i < assigned->cnt; ++i) {
       const auto& tp = assigned->elems[i];
       std::int64_t low = 0, high = 0;
-      if (rd_kafka_get_watermark_offsets(consumer_, tp.topic, tp.partition, &low, &high) != RD_KAFKA_RESP_ERR_NO_ERROR ||
+      if (rd_kafka_get_watermark_offsets(consumer_, tp.topic, tp.partition, &low, &high) !=
+              RD_KAFKA_RESP_ERR_NO_ERROR ||
           high < 0) {
         known = false;
         continue;

@@ -9,12 +9,12 @@
 #include <librdkafka/rdkafka.h>
 
 #include <atomic>
-#include <deque>
 #include <cstdint>
+#include <deque>
 #include <map>
-#include <optional>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <thread>
 #include <unordered_map>
@@ -32,8 +32,8 @@ class KafkaExchange {
  public:
   // Creates the producer and the consumer (no connection is needed yet: librdkafka reconnects
   // on its own). nullptr with `error` set when librdkafka refuses the configuration.
-  static std::unique_ptr<KafkaExchange> create(const ExchangeSettings& settings, AgentCore& core,
-                                               std::mutex& core_lock, std::string& error);
+  static std::unique_ptr<KafkaExchange> create(const ExchangeSettings& settings, AgentCore& core, std::mutex& core_lock,
+                                               std::string& error);
   ~KafkaExchange();
 
   // Reads this agent's addresses once (so nothing is shipped by mistake before the first
@@ -59,7 +59,8 @@ class KafkaExchange {
   void on_delivery(const rd_kafka_message_t* msg);
   void count_drop(DropReason reason, std::uint64_t halves, const std::string& key);
 
-  static void rebalance_cb(rd_kafka_t* rk, rd_kafka_resp_err_t err, rd_kafka_topic_partition_list_t* parts, void* opaque);
+  static void rebalance_cb(rd_kafka_t* rk, rd_kafka_resp_err_t err, rd_kafka_topic_partition_list_t* parts,
+                           void* opaque);
   static void delivery_cb(rd_kafka_t* rk, const rd_kafka_message_t* msg, void* opaque);
   static void log_cb(const rd_kafka_t* rk, int level, const char* fac, const char* buf);
 
@@ -80,7 +81,7 @@ class KafkaExchange {
   std::optional<std::int64_t> realtime_at(std::int64_t mono_ns) const;
   std::unordered_map<std::string, std::uint64_t> dropped_since_batch_;  // by key, told in the next batch
   // Consumer thread only (rebalance callbacks run inside its poll).
-  std::map<std::int32_t, std::int64_t> next_offset_;                    // per owned partition, gap detection
+  std::map<std::int32_t, std::int64_t> next_offset_;  // per owned partition, gap detection
   std::int64_t last_refresh_ns_ = 0, last_status_ns_ = 0;
 
   // Shared with fill() (the HTTP thread).

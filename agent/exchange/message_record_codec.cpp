@@ -10,7 +10,8 @@ namespace {
 bool valid_topic(const std::string& t) {
   if (t.empty() || t.size() > kMaxTopicBytes) return false;
   for (char c : t)
-    if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '.' || c == '_' || c == '-'))
+    if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '.' || c == '_' ||
+          c == '-'))
       return false;
   return true;
 }

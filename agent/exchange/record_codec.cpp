@@ -95,7 +95,8 @@ DecodedRecord decode_record(std::span<const std::uint8_t> bytes) {
   quiet_protobuf();
   v1::HalvesBatch pb;
   if (!pb.ParseFromArray(bytes.data() + kEnvelopeBytes, static_cast<int>(n))) return reject(RecordReject::bad_protobuf);
-  if (pb.halves_size() + static_cast<std::int64_t>(pb.rdma_halves_size()) > static_cast<std::int64_t>(kMaxHalvesPerRecord) ||
+  if (pb.halves_size() + static_cast<std::int64_t>(pb.rdma_halves_size()) >
+          static_cast<std::int64_t>(kMaxHalvesPerRecord) ||
       pb.domains_size() > static_cast<int>(kMaxDomainsPerRecord) || !is_valid_domain_name(pb.host()))
     return reject(RecordReject::invalid_content);
   WireBatch batch;
@@ -121,8 +122,8 @@ DecodedRecord decode_record(std::span<const std::uint8_t> bytes) {
   }
   batch.halves.reserve(static_cast<std::size_t>(pb.halves_size()));
   for (const auto& h : pb.halves()) {
-    if ((h.kind() != v1::Half::SEND && h.kind() != v1::Half::RECV) || h.transport() > 3 ||
-        h.flow() >= flows.size() || h.domain() >= batch.domains.size() || h.bytes() == 0)
+    if ((h.kind() != v1::Half::SEND && h.kind() != v1::Half::RECV) || h.transport() > 3 || h.flow() >= flows.size() ||
+        h.domain() >= batch.domains.size() || h.bytes() == 0)
       return reject(RecordReject::invalid_content);
     WireHalf w;
     w.kind = h.kind() == v1::Half::SEND ? HalfKind::send : HalfKind::recv;

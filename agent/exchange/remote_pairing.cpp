@@ -8,7 +8,10 @@ namespace skewscope::exchange {
 
 RemotePairing::RemotePairing(CorrelatorLimits limits, std::int64_t window_ns, estimate::Config estimate_config,
                              std::size_t max_remote_domains)
-    : limits_(limits), window_ns_(window_ns), estimate_config_(estimate_config), max_remote_domains_(max_remote_domains) {}
+    : limits_(limits),
+      window_ns_(window_ns),
+      estimate_config_(estimate_config),
+      max_remote_domains_(max_remote_domains) {}
 
 void RemotePairing::assign(const std::vector<std::int32_t>& partitions, std::int64_t now_ns) {
   for (auto p : partitions) {

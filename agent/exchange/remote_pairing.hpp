@@ -15,8 +15,8 @@
 #include <vector>
 
 #include "correlate/correlator.hpp"
-#include "correlate/rdma_pairing.hpp"
 #include "correlate/kafka_batch_matcher.hpp"
+#include "correlate/rdma_pairing.hpp"
 #include "domains/domain_registry.hpp"
 #include "estimate/estimator.hpp"
 #include "exchange/exchange_report.hpp"
@@ -36,8 +36,8 @@ class RemotePairing {
   std::vector<std::int32_t> owned() const;
 
   // `realtime_minus_mono_ns`: this agent's CLOCK_REALTIME - CLOCK_MONOTONIC now.
-  void ingest(std::int32_t partition, const WireBatch& batch, std::int64_t now_ns,
-              std::int64_t realtime_minus_mono_ns, DomainRegistry& domains);
+  void ingest(std::int32_t partition, const WireBatch& batch, std::int64_t now_ns, std::int64_t realtime_minus_mono_ns,
+              DomainRegistry& domains);
   // Records the broker no longer had (offset jump): their halves are lost to this partition.
   void note_gap(std::int32_t partition, std::uint64_t records, std::int64_t now_ns);
   // Ages pending halves; `estimate` also re-evaluates the estimators (about once a second).

@@ -66,7 +66,8 @@ void RemotePairing::ingest_rdma(Partition& part, const WireBatch& batch, std::in
 
 void RemotePairing::revoke_rdma(const Partition& part) {
   for (const auto& [_, pairing] : part.rdma) {
-    dropped_[static_cast<std::size_t>(DropReason::partition_revoked)] += pairing.pending_sends() + pairing.pending_recvs();
+    dropped_[static_cast<std::size_t>(DropReason::partition_revoked)] +=
+        pairing.pending_sends() + pairing.pending_recvs();
     add_counters(rdma_revoked_, pairing.counters());
   }
 }

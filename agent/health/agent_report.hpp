@@ -8,13 +8,13 @@
 #include <vector>
 
 #include "capture/event_source.hpp"
-#include "clocks/clock_snapshot.hpp"
 #include "capture/half_decode.hpp"
 #include "capture/payload_decode.hpp"
 #include "capture/payload_source.hpp"
-#include "correlate/message_pairing.hpp"
 #include "capture/rdma_source.hpp"
+#include "clocks/clock_snapshot.hpp"
 #include "correlate/correlator.hpp"
+#include "correlate/message_pairing.hpp"
 #include "correlate/rdma_pairing.hpp"
 #include "estimate/estimator.hpp"
 #include "estimate/triangles.hpp"
@@ -60,7 +60,7 @@ struct DomainLoss {
 struct PayloadReport {
   std::uint32_t max_bytes = 0;  // --payload-bytes
   PayloadCounters source;
-  std::uint64_t records = 0;    // records read
+  std::uint64_t records = 0;  // records read
   std::array<std::uint64_t, static_cast<std::size_t>(PayloadReject::count_)> rejected{};
   std::uint64_t outside_domains = 0;
   MessagePairingCounters pairing;
@@ -98,11 +98,11 @@ struct AgentReport {
   std::vector<estimate::PairEstimate> estimates;  // one per directed pair with traffic in the window
   estimate::Counters estimate_counters;
   estimate::TriangleReport triangles;
-  std::vector<DomainClock> domain_clocks;  // indexed by DomainId
+  std::vector<DomainClock> domain_clocks;            // indexed by DomainId
   std::optional<exchange::ExchangeReport> exchange;  // only with --exchange
-  std::optional<PayloadReport> payload;  // only with --payload-bytes
-  WireReport wire;  // --wire-timestamps: the wire levels of each pair (enabled false without it)
-  std::optional<RdmaReport> rdma;                   // only with --rdma
+  std::optional<PayloadReport> payload;              // only with --payload-bytes
+  WireReport wire;                 // --wire-timestamps: the wire levels of each pair (enabled false without it)
+  std::optional<RdmaReport> rdma;  // only with --rdma
 
   const std::string& name(DomainId id) const { return domain_names.at(id); }
   const estimate::PairEstimate* estimate_for(DomainId src, DomainId dst) const {

@@ -74,7 +74,8 @@ HealthReport HealthTracker::report(std::int64_t now_ns, const std::function<bool
         p.window.spans ? static_cast<double>(p.window.negative_spans) / static_cast<double>(p.window.spans) : 0.0;
     p.window_lost_halves = r.window_lost_halves;
     p.capture_complete = coverage.up && coverage.complete;
-    if (p.window.newest_capture_ns) p.last_span_age_ns = std::max<std::int64_t>(0, now_ns - *p.window.newest_capture_ns);
+    if (p.window.newest_capture_ns)
+      p.last_span_age_ns = std::max<std::int64_t>(0, now_ns - *p.window.newest_capture_ns);
     p.state = decide_state(p.window, at_risk && at_risk(key), coverage);
     p.health = decide_health(p.window, coverage);
     any_violated = any_violated || p.health == 0;
@@ -82,10 +83,14 @@ HealthReport HealthTracker::report(std::int64_t now_ns, const std::function<bool
   }
   // Overall: a violation seen is certain; otherwise 1 only if nothing (in any pair, seen or not)
   // can have been missed.
-  if (!coverage.up) r.health = std::nullopt;
-  else if (any_violated) r.health = 0;
-  else if (!coverage.complete) r.health = std::nullopt;
-  else r.health = 1;
+  if (!coverage.up)
+    r.health = std::nullopt;
+  else if (any_violated)
+    r.health = 0;
+  else if (!coverage.complete)
+    r.health = std::nullopt;
+  else
+    r.health = 1;
   return r;
 }
 

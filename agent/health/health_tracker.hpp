@@ -47,8 +47,8 @@ struct PairReport {
   double negative_span_ratio = 0;  // over the window; 0 when the window is empty
   std::optional<int> health = 1;   // null: cannot know (see the rule above)
   PairState state = PairState::unknown;
-  std::uint64_t window_lost_halves = 0;  // halves lost in the window (by any counted reason)
-  bool capture_complete = true;          // capture up and nothing lost in the window
+  std::uint64_t window_lost_halves = 0;          // halves lost in the window (by any counted reason)
+  bool capture_complete = true;                  // capture up and nothing lost in the window
   std::optional<std::int64_t> last_span_age_ns;  // since the window's newest span; null when none
 };
 

@@ -17,12 +17,10 @@ int main(int argc, char** argv) {
   std::vector<std::string> topics = {"requests", "prompts", "generations", "results"};
   int partitions = 1;
   std::string bootstrap_file;
-  CLI::App app("Pipeline Kafka broker: librdkafka mock cluster with the pipeline topics",
-               "pipeline_broker");
+  CLI::App app("Pipeline Kafka broker: librdkafka mock cluster with the pipeline topics", "pipeline_broker");
   app.add_option("--topics", topics, "topics to create")->delimiter(',');
   app.add_option("--partitions", partitions, "partitions per topic")->check(CLI::Range(1, 64));
-  app.add_option("--bootstrap-file", bootstrap_file,
-                 "write the bootstrap address here once the topics exist");
+  app.add_option("--bootstrap-file", bootstrap_file, "write the bootstrap address here once the topics exist");
   parse_or_exit(app, argc, argv);
   install_signal_handlers();
 

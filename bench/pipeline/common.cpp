@@ -25,8 +25,7 @@ std::optional<int64_t> parse_duration_ns(std::string_view text) {
     text.remove_prefix(1);
   }
   size_t digits = 0;
-  while (digits < text.size() && (std::isdigit(static_cast<unsigned char>(text[digits])) ||
-                                  text[digits] == '.'))
+  while (digits < text.size() && (std::isdigit(static_cast<unsigned char>(text[digits])) || text[digits] == '.'))
     ++digits;
   if (digits == 0) return std::nullopt;
   std::string number(text.substr(0, digits));
@@ -34,16 +33,22 @@ std::optional<int64_t> parse_duration_ns(std::string_view text) {
   char* end = nullptr;
   errno = 0;
   double value = std::strtod(number.c_str(), &end);
-  if (errno != 0 || end != number.c_str() + number.size() || !std::isfinite(value))
-    return std::nullopt;
+  if (errno != 0 || end != number.c_str() + number.size() || !std::isfinite(value)) return std::nullopt;
   double scale;
-  if (unit == "ns") scale = 1;
-  else if (unit == "us") scale = 1e3;
-  else if (unit == "ms") scale = 1e6;
-  else if (unit == "s") scale = 1e9;
-  else if (unit == "m") scale = 60e9;
-  else if (unit.empty() && value == 0.0) scale = 0;
-  else return std::nullopt;
+  if (unit == "ns")
+    scale = 1;
+  else if (unit == "us")
+    scale = 1e3;
+  else if (unit == "ms")
+    scale = 1e6;
+  else if (unit == "s")
+    scale = 1e9;
+  else if (unit == "m")
+    scale = 60e9;
+  else if (unit.empty() && value == 0.0)
+    scale = 0;
+  else
+    return std::nullopt;
   double ns = sign * value * scale;
   if (std::fabs(ns) > 9e18) return std::nullopt;
   return static_cast<int64_t>(std::llround(ns));
@@ -52,15 +57,18 @@ std::optional<int64_t> parse_duration_ns(std::string_view text) {
 std::string format_duration_ns(int64_t ns) {
   char buf[48];
   double a = std::fabs(static_cast<double>(ns));
-  if (a >= 1e9) std::snprintf(buf, sizeof buf, "%.3fs", ns / 1e9);
-  else if (a >= 1e6) std::snprintf(buf, sizeof buf, "%.3fms", ns / 1e6);
-  else if (a >= 1e3) std::snprintf(buf, sizeof buf, "%.3fus", ns / 1e3);
-  else std::snprintf(buf, sizeof buf, "%lldns", static_cast<long long>(ns));
+  if (a >= 1e9)
+    std::snprintf(buf, sizeof buf, "%.3fs", ns / 1e9);
+  else if (a >= 1e6)
+    std::snprintf(buf, sizeof buf, "%.3fms", ns / 1e6);
+  else if (a >= 1e3)
+    std::snprintf(buf, sizeof buf, "%.3fus", ns / 1e3);
+  else
+    std::snprintf(buf, sizeof buf, "%lldns", static_cast<long long>(ns));
   return buf;
 }
 
-CLI::Option* add_duration(CLI::App& app, const std::string& name, int64_t& ns_out,
-                          const std::string& help) {
+CLI::Option* add_duration(CLI::App& app, const std::string& name, int64_t& ns_out, const std::string& help) {
   return app
       .add_option_function<std::string>(
           name,
@@ -86,7 +94,7 @@ void on_signal(int) { g_stop.store(true); }
 }  // namespace
 
 void install_signal_handlers() {
-  struct sigaction sa{};
+  struct sigaction sa {};
   sa.sa_handler = on_signal;
   sigemptyset(&sa.sa_mask);
   sigaction(SIGTERM, &sa, nullptr);

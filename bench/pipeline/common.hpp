@@ -22,12 +22,9 @@ namespace pipeline {
 // ---- wire format ---------------------------------------------------------------------------
 // One message = WireHeader followed by payload_len bytes. Little-endian host order (all stages
 // run on one machine kind). Every stage stamps its own slot with its app-level clock.
-enum Slot : int {
-  kReqSend = 0, kPreRecv, kPreSend, kInferRecv, kInferSend, kPostRecv, kPostSend, kMonRecv, kSlots
-};
-inline constexpr std::array<const char*, kSlots> kSlotNames = {
-    "req_send", "pre_recv", "pre_send", "infer_recv", "infer_send", "post_recv", "post_send",
-    "mon_recv"};
+enum Slot : int { kReqSend = 0, kPreRecv, kPreSend, kInferRecv, kInferSend, kPostRecv, kPostSend, kMonRecv, kSlots };
+inline constexpr std::array<const char*, kSlots> kSlotNames = {"req_send",   "pre_recv",  "pre_send",  "infer_recv",
+                                                               "infer_send", "post_recv", "post_send", "mon_recv"};
 inline constexpr std::array<const char*, 5> kStageNames = {"req", "pre", "infer", "post", "mon"};
 
 inline constexpr uint32_t kMagic = 0x4c504b53;  // "SKPL"
@@ -139,8 +136,7 @@ std::optional<int64_t> parse_duration_ns(std::string_view text);
 std::string format_duration_ns(int64_t ns);
 
 // A CLI11 validator/transform-free helper: adds a duration option stored as ns.
-CLI::Option* add_duration(CLI::App& app, const std::string& name, int64_t& ns_out,
-                          const std::string& help);
+CLI::Option* add_duration(CLI::App& app, const std::string& name, int64_t& ns_out, const std::string& help);
 
 // ---- clocks --------------------------------------------------------------------------------
 inline int64_t realtime_ns() {
@@ -164,8 +160,7 @@ struct AppClock {
   int64_t epoch_ns = realtime_ns();
 
   int64_t app(int64_t raw_ns) const {
-    return raw_ns + offset_ns +
-           static_cast<int64_t>(static_cast<double>(raw_ns - epoch_ns) * drift_ppm * 1e-6);
+    return raw_ns + offset_ns + static_cast<int64_t>(static_cast<double>(raw_ns - epoch_ns) * drift_ppm * 1e-6);
   }
   void add_options(CLI::App& app);
 };

@@ -72,8 +72,7 @@ int main(int argc, char** argv) {
   size_t hidden = 128, layers = 4, min_tokens = 8, max_tokens = 192;
   uint32_t vocab = 32000;
   uint64_t model_seed = 42;
-  CLI::App app("Pipeline stage 3: token-by-token generation with real per-token compute",
-               "pipeline_inference");
+  CLI::App app("Pipeline stage 3: token-by-token generation with real per-token compute", "pipeline_inference");
   add_stage_options(app, cfg, true, true);
   app.add_option("--hidden", hidden, "hidden size: per-token work is LAYERS × HIDDEN²")
       ->check(CLI::Range(size_t{4}, size_t{4096}));
@@ -109,7 +108,7 @@ int main(int argc, char** argv) {
     return run_stage(cfg, kInferRecv, kInferSend, infer, [&](nlohmann::json& s) {
       s["tokens_out"] = tokens_total;
       s["per_token"] = distribution(per_token_ns);
-      s["model"] = {{"hidden", hidden}, {"layers", layers}, {"vocab", vocab},
+      s["model"] = {{"hidden", hidden},         {"layers", layers},         {"vocab", vocab},
                     {"min_tokens", min_tokens}, {"max_tokens", max_tokens}, {"seed", model_seed}};
     });
   });

@@ -25,11 +25,9 @@ int main(int argc, char** argv) {
   StageConfig cfg;
   cfg.name = "mon";
   long long expect = -1;
-  CLI::App app("Pipeline stage 5: result sink, completeness and app-level hop spans",
-               "pipeline_monitor");
+  CLI::App app("Pipeline stage 5: result sink, completeness and app-level hop spans", "pipeline_monitor");
   add_stage_options(app, cfg, true, false);
-  app.add_option("--expect", expect, "fail unless exactly this many results arrive")
-      ->check(CLI::Range(0LL, 1LL << 40));
+  app.add_option("--expect", expect, "fail unless exactly this many results arrive")->check(CLI::Range(0LL, 1LL << 40));
   parse_or_exit(app, argc, argv);
   check_endpoints_or_exit(app, cfg, true, false);
 
@@ -114,8 +112,8 @@ int main(int argc, char** argv) {
     s["from"] = cfg.from;
     s["received"] = sum.count;
     s["expected"] = know_expected ? nlohmann::json(expected) : nlohmann::json(nullptr);
-    s["missing"] = know_expected && expected >= sum.count ? nlohmann::json(expected - sum.count)
-                                                          : nlohmann::json(nullptr);
+    s["missing"] =
+        know_expected && expected >= sum.count ? nlohmann::json(expected - sum.count) : nlohmann::json(nullptr);
     s["duplicates"] = duplicates;
     s["bad_messages"] = bad;
     s["unstamped"] = unstamped;
@@ -125,8 +123,7 @@ int main(int argc, char** argv) {
     s["bytes_in"] = sum.bytes;
     const double elapsed = last_mono > first_mono ? (last_mono - first_mono) / 1e9 : 0.0;
     s["elapsed_seconds"] = elapsed;
-    s["throughput_per_second"] =
-        elapsed > 0 && sum.count > 1 ? nlohmann::json((sum.count - 1) / elapsed) : nullptr;
+    s["throughput_per_second"] = elapsed > 0 && sum.count > 1 ? nlohmann::json((sum.count - 1) / elapsed) : nullptr;
     s["clock_offset_seconds"] = cfg.clock.offset_ns / 1e9;
     s["clock_drift_ppm"] = cfg.clock.drift_ppm;
     nlohmann::json hops = nlohmann::json::array();
@@ -143,9 +140,8 @@ int main(int argc, char** argv) {
     s["hops"] = hops;
     s["end_to_end"] = distribution(end_to_end);
     write_text_file(cfg.summary_path, s.dump(2) + "\n");
-    const bool ok = stopped_by == "signal" ||
-                    (know_expected && sum.count == expected && duplicates == 0 && bad == 0 &&
-                     unstamped == 0 && (expect < 0 || !eos || eos_count == expected));
+    const bool ok = stopped_by == "signal" || (know_expected && sum.count == expected && duplicates == 0 && bad == 0 &&
+                                               unstamped == 0 && (expect < 0 || !eos || eos_count == expected));
     return ok ? 0 : 1;
   });
 }

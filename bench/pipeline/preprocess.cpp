@@ -30,8 +30,10 @@ int main(int argc, char** argv) {
       word.clear();
     };
     for (char c : as_text(in)) {
-      if (std::isalnum(static_cast<unsigned char>(c))) word += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-      else flush();
+      if (std::isalnum(static_cast<unsigned char>(c)))
+        word += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+      else
+        flush();
     }
     flush();
     auto bytes = std::as_bytes(std::span<const uint32_t>(tokens));

@@ -91,8 +91,7 @@ int main(int argc, char** argv) {
       lateness.push_back(last - target);
       if (!out->send(m.encode(), cfg.idle_timeout_ns / 1'000'000)) break;
       log.row("%llu,%lld,%lld,%zu", static_cast<unsigned long long>(m.h.id),
-              static_cast<long long>(m.h.stamps[kReqSend]), static_cast<long long>(raw_send),
-              m.payload.size());
+              static_cast<long long>(m.h.stamps[kReqSend]), static_cast<long long>(raw_send), m.payload.size());
     }
     const bool complete = sent == count;
     bool eos_sent = false;
@@ -120,8 +119,7 @@ int main(int argc, char** argv) {
     s["bytes_out"] = sum.bytes;
     const double elapsed = (last - t0) / 1e9;
     s["elapsed_seconds"] = elapsed;
-    s["throughput_per_second"] =
-        elapsed > 0 && sum.count > 1 ? nlohmann::json((sum.count - 1) / elapsed) : nullptr;
+    s["throughput_per_second"] = elapsed > 0 && sum.count > 1 ? nlohmann::json((sum.count - 1) / elapsed) : nullptr;
     s["schedule_lateness"] = distribution(lateness);
     s["clock_offset_seconds"] = cfg.clock.offset_ns / 1e9;
     s["clock_drift_ppm"] = cfg.clock.drift_ppm;

@@ -9,11 +9,9 @@ namespace pipeline {
 
 void add_stage_options(CLI::App& app, StageConfig& cfg, bool has_from, bool has_to) {
   if (has_from)
-    app.add_option("--from", cfg.from, "input: tcp://ADDR:PORT (binds) or kafka://BOOTSTRAP/TOPIC")
-        ->required();
+    app.add_option("--from", cfg.from, "input: tcp://ADDR:PORT (binds) or kafka://BOOTSTRAP/TOPIC")->required();
   if (has_to)
-    app.add_option("--to", cfg.to, "output: tcp://ADDR:PORT (connects) or kafka://BOOTSTRAP/TOPIC")
-        ->required();
+    app.add_option("--to", cfg.to, "output: tcp://ADDR:PORT (connects) or kafka://BOOTSTRAP/TOPIC")->required();
   app.add_option("--kafka-opt", cfg.transport.kafka_opts, "librdkafka KEY=VALUE (repeatable)");
   app.add_option("--log", cfg.log_path, "per-message CSV log");
   app.add_option("--summary", cfg.summary_path, "JSON summary written at exit (default stdout)");
@@ -134,9 +132,8 @@ int run_stage(StageConfig& cfg, Slot recv_slot, Slot send_slot, const Transform&
     }
     last_mono = monotonic_ns();
     log.row("%llu,%lld,%lld,%lld,%lld,%zu", static_cast<unsigned long long>(msg->h.id),
-            static_cast<long long>(msg->h.stamps[recv_slot]),
-            static_cast<long long>(msg->h.stamps[send_slot]), static_cast<long long>(raw_recv),
-            static_cast<long long>(raw_send), msg->payload.size());
+            static_cast<long long>(msg->h.stamps[recv_slot]), static_cast<long long>(msg->h.stamps[send_slot]),
+            static_cast<long long>(raw_recv), static_cast<long long>(raw_send), msg->payload.size());
   }
 
   const long undelivered = out->close(static_cast<int>(cfg.linger_ns / 1'000'000));
@@ -170,8 +167,7 @@ int run_stage(StageConfig& cfg, Slot recv_slot, Slot send_slot, const Transform&
   if (extra) extra(s);
   write_text_file(cfg.summary_path, s.dump(2) + "\n");
   // A signal is an orderly stop; anything else short of a complete stream is a failure.
-  const bool ok = stopped_by == "signal" ||
-                  (eos && bad == 0 && undelivered == 0 && sum_in.count == expected);
+  const bool ok = stopped_by == "signal" || (eos && bad == 0 && undelivered == 0 && sum_in.count == expected);
   return ok ? 0 : 1;
 }
 

@@ -20,9 +20,9 @@ struct StageConfig {
   Endpoint from_ep{}, to_ep{};
   TransportOptions transport;
   AppClock clock;
-  std::string log_path;       // per-message CSV
-  std::string summary_path;   // JSON at exit; stdout when empty
-  std::string ready_path;     // created once the transports are ready
+  std::string log_path;                       // per-message CSV
+  std::string summary_path;                   // JSON at exit; stdout when empty
+  std::string ready_path;                     // created once the transports are ready
   int64_t idle_timeout_ns = 30'000'000'000;   // stop when nothing arrives (or leaves) for this long
   int64_t ready_timeout_ns = 30'000'000'000;  // give up when the transports are not ready by then
   int64_t linger_ns = 10'000'000'000;         // how long to deliver queued messages at exit

@@ -81,8 +81,7 @@ class ZmqSender final : public Sender {
     const int64_t deadline = monotonic_ns() + timeout_ms * 1'000'000;
     while (true) {
       try {
-        if (sock_.send(zmq::const_buffer(data.data(), data.size()), zmq::send_flags::none))
-          return true;
+        if (sock_.send(zmq::const_buffer(data.data(), data.size()), zmq::send_flags::none)) return true;
       } catch (const zmq::error_t& e) {
         if (e.num() != EINTR) throw;
       }
@@ -120,8 +119,7 @@ rd_kafka_conf_t* make_conf(const Endpoint& ep, const TransportOptions& opts,
     for (auto& [k, v] : defaults) conf_set(conf, k, v);
     for (const auto& kv : opts.kafka_opts) {
       auto eq = kv.find('=');
-      if (eq == std::string::npos || eq == 0)
-        throw std::runtime_error("kafka option '" + kv + "' is not KEY=VALUE");
+      if (eq == std::string::npos || eq == 0) throw std::runtime_error("kafka option '" + kv + "' is not KEY=VALUE");
       conf_set(conf, kv.substr(0, eq), kv.substr(eq + 1));
     }
   } catch (...) {
@@ -148,18 +146,19 @@ bool broker_answers(rd_kafka_t* rk, const std::string& topic, int timeout_ms) {
   rd_kafka_topic_t* rkt = rd_kafka_topic_new(rk, topic.c_str(), nullptr);
   struct Release {
     rd_kafka_topic_t* t;
-    ~Release() { if (t) rd_kafka_topic_destroy(t); }
+    ~Release() {
+      if (t) rd_kafka_topic_destroy(t);
+    }
   } release{rkt};
   while (!g_stop.load() && std::chrono::steady_clock::now() < deadline) {
     int64_t lo = 0, hi = 0;
     const rd_kafka_metadata_t* md = nullptr;
     if (rd_kafka_metadata(rk, 0, rkt, &md, 1000) == RD_KAFKA_RESP_ERR_NO_ERROR) {
-      const bool has_leader = md->topic_cnt == 1 && md->topics[0].err == 0 &&
-                              md->topics[0].partition_cnt > 0 && md->topics[0].partitions[0].leader >= 0;
+      const bool has_leader = md->topic_cnt == 1 && md->topics[0].err == 0 && md->topics[0].partition_cnt > 0 &&
+                              md->topics[0].partitions[0].leader >= 0;
       rd_kafka_metadata_destroy(md);
       if (has_leader &&
-          rd_kafka_query_watermark_offsets(rk, topic.c_str(), 0, &lo, &hi, 1000) ==
-              RD_KAFKA_RESP_ERR_NO_ERROR)
+          rd_kafka_query_watermark_offsets(rk, topic.c_str(), 0, &lo, &hi, 1000) == RD_KAFKA_RESP_ERR_NO_ERROR)
         return true;
     }
     std::this_thread::sleep_for(std::chrono::milliseconds(100));
@@ -171,14 +170,14 @@ class KafkaReceiver final : public Receiver {
  public:
   KafkaReceiver(const Endpoint& ep, const TransportOptions& opts) : topic_(ep.topic) {
     std::string group = "pipeline-" + ep.topic;
-    rk_ = make_handle(RD_KAFKA_CONSUMER,
-                      make_conf(ep, opts, {{"group.id", group.c_str()},
-                                           {"enable.auto.commit", "false"},
-                                           {"enable.auto.offset.store", "false"},
-                                           // The mock broker holds an empty fetch for the full
-                                           // wait (~10 ms at least, its timer tick) and is not
-                                           // woken by new data as a real broker is: keep it short.
-                                           {"fetch.wait.max.ms", "2"}}));
+    rk_ = make_handle(RD_KAFKA_CONSUMER, make_conf(ep, opts,
+                                                   {{"group.id", group.c_str()},
+                                                    {"enable.auto.commit", "false"},
+                                                    {"enable.auto.offset.store", "false"},
+                                                    // The mock broker holds an empty fetch for the full
+                                                    // wait (~10 ms at least, its timer tick) and is not
+                                                    // woken by new data as a real broker is: keep it short.
+                                                    {"fetch.wait.max.ms", "2"}}));
     rd_kafka_poll_set_consumer(rk_.get());
   }
   ~KafkaReceiver() override { rd_kafka_consumer_close(rk_.get()); }
@@ -188,8 +187,7 @@ class KafkaReceiver final : public Receiver {
   bool wait_ready(int timeout_ms) override {
     if (!broker_answers(rk_.get(), topic_, timeout_ms)) return false;
     int64_t lo = 0, hi = 0;
-    rd_kafka_resp_err_t err =
-        rd_kafka_query_watermark_offsets(rk_.get(), topic_.c_str(), 0, &lo, &hi, timeout_ms);
+    rd_kafka_resp_err_t err = rd_kafka_query_watermark_offsets(rk_.get(), topic_.c_str(), 0, &lo, &hi, timeout_ms);
     if (err) throw std::runtime_error(std::string("kafka offsets: ") + rd_kafka_err2str(err));
     rd_kafka_topic_partition_list_t* parts = rd_kafka_topic_partition_list_new(1);
     rd_kafka_topic_partition_list_add(parts, topic_.c_str(), 0)->offset = lo;
@@ -232,10 +230,9 @@ class KafkaSender final : public Sender {
   bool send(std::span<const std::byte> data, int64_t timeout_ms) override {
     const int64_t deadline = monotonic_ns() + timeout_ms * 1'000'000;
     while (true) {
-      rd_kafka_resp_err_t err = rd_kafka_producev(
-          rk_.get(), RD_KAFKA_V_TOPIC(topic_.c_str()), RD_KAFKA_V_PARTITION(0),
-          RD_KAFKA_V_VALUE(const_cast<std::byte*>(data.data()), data.size()),
-          RD_KAFKA_V_MSGFLAGS(RD_KAFKA_MSG_F_COPY), RD_KAFKA_V_END);
+      rd_kafka_resp_err_t err = rd_kafka_producev(rk_.get(), RD_KAFKA_V_TOPIC(topic_.c_str()), RD_KAFKA_V_PARTITION(0),
+                                                  RD_KAFKA_V_VALUE(const_cast<std::byte*>(data.data()), data.size()),
+                                                  RD_KAFKA_V_MSGFLAGS(RD_KAFKA_MSG_F_COPY), RD_KAFKA_V_END);
       if (err == RD_KAFKA_RESP_ERR_NO_ERROR) break;
       if (err != RD_KAFKA_RESP_ERR__QUEUE_FULL)
         throw std::runtime_error(std::string("kafka produce: ") + rd_kafka_err2str(err));

@@ -28,7 +28,7 @@ const volatile __u8 payload_detect = 1;
 
 struct payload_verdict {
 	__u32 portpair; /* local port << 16 | remote port, when the verdict was taken */
-	__u8 protocol;  /* enum skewscope_payload_protocol */
+	__u8 protocol;	/* enum skewscope_payload_protocol */
 	__u8 pad[3];
 };
 
@@ -105,14 +105,11 @@ static __always_inline __u8 payload_shape_of(__u8 syscall)
 	case SKEWSCOPE_SYS_WRITE:
 	case SKEWSCOPE_SYS_SENDTO:
 	case SKEWSCOPE_SYS_READ:
-	case SKEWSCOPE_SYS_RECVFROM:
-		return SKEWSCOPE_SHAPE_BUFFER;
+	case SKEWSCOPE_SYS_RECVFROM: return SKEWSCOPE_SHAPE_BUFFER;
 	case SKEWSCOPE_SYS_WRITEV:
-	case SKEWSCOPE_SYS_READV:
-		return SKEWSCOPE_SHAPE_IOVEC;
+	case SKEWSCOPE_SYS_READV: return SKEWSCOPE_SHAPE_IOVEC;
 	case SKEWSCOPE_SYS_SENDMSG:
-	case SKEWSCOPE_SYS_RECVMSG:
-		return SKEWSCOPE_SHAPE_MSGHDR;
+	case SKEWSCOPE_SYS_RECVMSG: return SKEWSCOPE_SHAPE_MSGHDR;
 	}
 	return 0; /* *mmsg: several messages per call, not copied (their halves are still traced) */
 }
@@ -145,7 +142,7 @@ static __always_inline __u8 payload_on_enter(struct sock *sk, __u64 id, __u8 sys
 			proto = payload_port_protocol(portpair & 0xffff);
 		if (proto == SKEWSCOPE_PROTO_UNDECIDED && !payload_detect)
 			proto = SKEWSCOPE_PROTO_OTHER;
-		struct payload_verdict v = { .portpair = portpair, .protocol = proto };
+		struct payload_verdict v = {.portpair = portpair, .protocol = proto};
 		bpf_map_update_elem(&payload_verdicts, &key, &v, BPF_ANY);
 		if (proto == SKEWSCOPE_PROTO_KAFKA)
 			payload_count(SKEWSCOPE_PCNT_CLASSIFIED_KAFKA);
@@ -156,7 +153,7 @@ static __always_inline __u8 payload_on_enter(struct sock *sk, __u64 id, __u8 sys
 	}
 	if (proto == SKEWSCOPE_PROTO_OTHER)
 		return 0;
-	struct payload_arm arm = { .buf = buf, .len = len, .shape = shape, .protocol = proto };
+	struct payload_arm arm = {.buf = buf, .len = len, .shape = shape, .protocol = proto};
 	if (bpf_map_update_elem(&payload_armed, &id, &arm, BPF_ANY)) {
 		payload_count(SKEWSCOPE_PCNT_ARM_FULL);
 		return 0;
@@ -170,7 +167,8 @@ struct payload_user_iovec {
 };
 
 /* Copies up to `want` (<= SKEWSCOPE_PAYLOAD_MAX) bytes of the call's buffer; returns how many. */
-static __always_inline __u32 payload_copy(struct payload_scratch *s, const struct payload_arm *arm, __u32 want)
+static __always_inline __u32 payload_copy(struct payload_scratch *s, const struct payload_arm *arm,
+					  __u32 want)
 {
 	if (arm->shape == SKEWSCOPE_SHAPE_BUFFER) {
 		if (want > SKEWSCOPE_PAYLOAD_MAX)
@@ -250,7 +248,8 @@ static __always_inline void payload_read_tuple(struct sock *sk, struct skewscope
 
 /* At syscall exit of an armed call: copies the bytes moved (decides an undecided socket from
  * them) and submits one payload record. Always disarms the thread. */
-static __always_inline void payload_on_exit(__u64 id, struct sock *sk, __u8 kind, __u64 entry_ns, __u32 seq, long ret)
+static __always_inline void payload_on_exit(__u64 id, struct sock *sk, __u8 kind, __u64 entry_ns, __u32 seq,
+					    long ret)
 {
 	struct payload_arm *armed = bpf_map_lookup_elem(&payload_armed, &id);
 	if (!armed)
@@ -295,7 +294,8 @@ static __always_inline void payload_on_exit(__u64 id, struct sock *sk, __u8 kind
 		payload_count(SKEWSCOPE_PCNT_TRUNCATED);
 	__u64 queued = bpf_ringbuf_query(&payloads, BPF_RB_AVAIL_DATA);
 	if (bpf_ringbuf_output(&payloads, s, sizeof(s->hdr) + got,
-			       queued >= PAYLOAD_RINGBUF_BYTES / 4 ? BPF_RB_FORCE_WAKEUP : BPF_RB_NO_WAKEUP)) {
+			       queued >= PAYLOAD_RINGBUF_BYTES / 4 ? BPF_RB_FORCE_WAKEUP
+								   : BPF_RB_NO_WAKEUP)) {
 		payload_count(SKEWSCOPE_PCNT_RINGBUF_FULL);
 		return;
 	}

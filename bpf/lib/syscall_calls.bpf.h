@@ -59,7 +59,8 @@ static __always_inline int on_enter(enum variant v, long fd, __u8 kind, __u8 sys
 		.entry_ns = bpf_ktime_get_ns(),
 		.sk = sk,
 		.mmsg_vec = mmsg_vec,
-		.seq = v == V_CORE_READ ? tcp_first_byte_seq(sk, is_send) : tcp_first_byte_seq_btf(sk, is_send),
+		.seq = v == V_CORE_READ ? tcp_first_byte_seq(sk, is_send)
+					: tcp_first_byte_seq_btf(sk, is_send),
 		.kind = kind,
 		.syscall = syscall,
 		.payload = payload_on_enter(sk, id, syscall, buf, buf_len),
@@ -116,7 +117,8 @@ static __always_inline int on_exit(enum variant v, long ret)
 		bpf_map_delete_elem(&inflight_calls, &id);
 	}
 	if (c.payload)
-		payload_on_exit(bpf_get_current_pid_tgid(), c.sk, c.kind, c.entry_ns, c.seq, c.mmsg_vec ? 0 : ret);
+		payload_on_exit(bpf_get_current_pid_tgid(), c.sk, c.kind, c.entry_ns, c.seq,
+				c.mmsg_vec ? 0 : ret);
 	if (ret <= 0)
 		return 0;
 	__u64 bytes = c.mmsg_vec ? mmsg_bytes(c.mmsg_vec, ret) : (__u64)ret;
@@ -124,6 +126,7 @@ static __always_inline int on_exit(enum variant v, long ret)
 		return 0;
 
 	__u64 ts = c.kind == SKEWSCOPE_HALF_SEND ? c.entry_ns : bpf_ktime_get_ns();
-	emit_half(v == V_RAW_TP ? TUPLE_RDONLY_CAST : TUPLE_CORE_READ, c.sk, ts, c.seq, bytes, c.kind, c.syscall);
+	emit_half(v == V_RAW_TP ? TUPLE_RDONLY_CAST : TUPLE_CORE_READ, c.sk, ts, c.seq, bytes, c.kind,
+		  c.syscall);
 	return 0;
 }

@@ -6,8 +6,18 @@
 #define SYS_ARG(regs, n) ((regs)->regs[n])
 #define SYS_NR(regs) ((regs)->syscallno)
 #define SYS_NATIVE(regs) 1
-enum { NR_read = 63, NR_write = 64, NR_readv = 65, NR_writev = 66, NR_sendto = 206, NR_recvfrom = 207,
-       NR_sendmsg = 211, NR_recvmsg = 212, NR_recvmmsg = 243, NR_sendmmsg = 269 };
+enum {
+	NR_read = 63,
+	NR_write = 64,
+	NR_readv = 65,
+	NR_writev = 66,
+	NR_sendto = 206,
+	NR_recvfrom = 207,
+	NR_sendmsg = 211,
+	NR_recvmsg = 212,
+	NR_recvmmsg = 243,
+	NR_sendmmsg = 269
+};
 #else
 static __always_inline unsigned long sys_arg_x86(struct pt_regs *regs, int n)
 {
@@ -18,8 +28,18 @@ static __always_inline unsigned long sys_arg_x86(struct pt_regs *regs, int n)
 /* A 32-bit process numbers its syscalls differently (ia32 1 is exit, not write): 64-bit user
  * code segment only (__USER_CS). The classic syscall tracepoints skip compat calls too. */
 #define SYS_NATIVE(regs) ((regs)->cs == 0x33)
-enum { NR_read = 0, NR_write = 1, NR_readv = 19, NR_writev = 20, NR_sendto = 44, NR_recvfrom = 45,
-       NR_sendmsg = 46, NR_recvmsg = 47, NR_recvmmsg = 299, NR_sendmmsg = 307 };
+enum {
+	NR_read = 0,
+	NR_write = 1,
+	NR_readv = 19,
+	NR_writev = 20,
+	NR_sendto = 44,
+	NR_recvfrom = 45,
+	NR_sendmsg = 46,
+	NR_recvmsg = 47,
+	NR_recvmmsg = 299,
+	NR_sendmmsg = 307
+};
 #endif
 
 static __always_inline int is_traced_nr(long nr)

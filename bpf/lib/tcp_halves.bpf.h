@@ -50,12 +50,12 @@ static __always_inline void count_lost(struct sock *sk, __u32 reason)
 enum tuple_read {
 	TUPLE_CORE_READ,   /* one bpf_probe_read_kernel per field (any kernel with BTF) */
 	TUPLE_RDONLY_CAST, /* re-typed through bpf_rdonly_cast: plain loads (6.2+) */
-	TUPLE_TYPED,       /* sk is already a BTF pointer (a tp_btf argument): plain loads */
+	TUPLE_TYPED,	   /* sk is already a BTF pointer (a tp_btf argument): plain loads */
 };
 
 /* Reserves, fills and submits one half; a full ring is counted against the socket's origin. */
-static __always_inline void emit_half(enum tuple_read how, struct sock *sk, __u64 ts_ns, __u32 seq, __u64 bytes,
-				      __u8 kind, __u8 syscall)
+static __always_inline void emit_half(enum tuple_read how, struct sock *sk, __u64 ts_ns, __u32 seq,
+				      __u64 bytes, __u8 kind, __u8 syscall)
 {
 	struct skewscope_half_event *e = bpf_ringbuf_reserve(&halves, sizeof(*e), 0);
 	if (!e) {

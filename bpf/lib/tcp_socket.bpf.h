@@ -15,9 +15,9 @@
 extern void *bpf_rdonly_cast(const void *obj, __u32 btf_id) __ksym __weak;
 
 /* What both walks check once they hold the socket: a stream socket of an inet family, TCP. */
-#define TCP_SOCK_CHECKS(sock_type, family, protocol)                                          \
-	((sock_type) == SKEWSCOPE_SOCK_STREAM &&                                                 \
-	 ((family) == SKEWSCOPE_AF_INET || (family) == SKEWSCOPE_AF_INET6) &&                   \
+#define TCP_SOCK_CHECKS(sock_type, family, protocol)                          \
+	((sock_type) == SKEWSCOPE_SOCK_STREAM &&                              \
+	 ((family) == SKEWSCOPE_AF_INET || (family) == SKEWSCOPE_AF_INET6) && \
 	 (protocol) == SKEWSCOPE_IPPROTO_TCP)
 
 /* The TCP socket behind fd in the current task, or NULL. Ordered so that the common case,
@@ -103,18 +103,19 @@ static __always_inline void ipv4_mapped(__u8 out[16], __be32 addr)
 /* The socket's identity as every record carries it (half and payload records name the same
  * fields): addresses IPv4-mapped, ports in host order. A macro, not a function, so that it fills
  * either record type in place. */
-#define READ_SOCK_TUPLE(sk, e)                                                                          \
-	do {                                                                                            \
-		(e)->local_port = BPF_CORE_READ(sk, __sk_common.skc_num);                               \
-		(e)->remote_port = bpf_ntohs(BPF_CORE_READ(sk, __sk_common.skc_dport));                 \
-		if (BPF_CORE_READ(sk, __sk_common.skc_family) == SKEWSCOPE_AF_INET) {                   \
-			ipv4_mapped((e)->local_addr, BPF_CORE_READ(sk, __sk_common.skc_rcv_saddr));     \
-			ipv4_mapped((e)->remote_addr, BPF_CORE_READ(sk, __sk_common.skc_daddr));        \
-		} else {                                                                                \
-			BPF_CORE_READ_INTO(&(e)->local_addr, sk, __sk_common.skc_v6_rcv_saddr.in6_u.u6_addr8); \
-			BPF_CORE_READ_INTO(&(e)->remote_addr, sk, __sk_common.skc_v6_daddr.in6_u.u6_addr8);    \
-		}                                                                                       \
-		(e)->netns_ino = BPF_CORE_READ(sk, __sk_common.skc_net.net, ns.inum);                   \
+#define READ_SOCK_TUPLE(sk, e)                                                                              \
+	do {                                                                                                \
+		(e)->local_port = BPF_CORE_READ(sk, __sk_common.skc_num);                                   \
+		(e)->remote_port = bpf_ntohs(BPF_CORE_READ(sk, __sk_common.skc_dport));                     \
+		if (BPF_CORE_READ(sk, __sk_common.skc_family) == SKEWSCOPE_AF_INET) {                       \
+			ipv4_mapped((e)->local_addr, BPF_CORE_READ(sk, __sk_common.skc_rcv_saddr));         \
+			ipv4_mapped((e)->remote_addr, BPF_CORE_READ(sk, __sk_common.skc_daddr));            \
+		} else {                                                                                    \
+			BPF_CORE_READ_INTO(&(e)->local_addr, sk,                                            \
+					   __sk_common.skc_v6_rcv_saddr.in6_u.u6_addr8);                    \
+			BPF_CORE_READ_INTO(&(e)->remote_addr, sk, __sk_common.skc_v6_daddr.in6_u.u6_addr8); \
+		}                                                                                           \
+		(e)->netns_ino = BPF_CORE_READ(sk, __sk_common.skc_net.net, ns.inum);                       \
 	} while (0)
 
 static __always_inline void read_tuple(struct sock *sk, struct skewscope_half_event *e)
@@ -124,22 +125,22 @@ static __always_inline void read_tuple(struct sock *sk, struct skewscope_half_ev
 
 /* The tuple through a BTF pointer (a tp_btf argument, or re-typed by bpf_rdonly_cast): about
  * twelve plain loads instead of twelve helper calls. */
-#define READ_SOCK_TUPLE_TYPED(sk, e)                                                                   \
-	do {                                                                                           \
-		(e)->local_port = (sk)->__sk_common.skc_num;                                           \
-		(e)->remote_port = bpf_ntohs((sk)->__sk_common.skc_dport);                             \
-		if ((sk)->__sk_common.skc_family == SKEWSCOPE_AF_INET) {                               \
-			ipv4_mapped((e)->local_addr, (sk)->__sk_common.skc_rcv_saddr);                 \
-			ipv4_mapped((e)->remote_addr, (sk)->__sk_common.skc_daddr);                    \
-		} else {                                                                               \
-			const __be32 *local = (sk)->__sk_common.skc_v6_rcv_saddr.in6_u.u6_addr32;      \
-			const __be32 *remote = (sk)->__sk_common.skc_v6_daddr.in6_u.u6_addr32;         \
-			for (int i = 0; i < 4; i++) {                                                  \
-				__builtin_memcpy((e)->local_addr + 4 * i, &(__be32){local[i]}, 4);     \
-				__builtin_memcpy((e)->remote_addr + 4 * i, &(__be32){remote[i]}, 4);   \
-			}                                                                              \
-		}                                                                                      \
-		(e)->netns_ino = (sk)->__sk_common.skc_net.net->ns.inum;                               \
+#define READ_SOCK_TUPLE_TYPED(sk, e)                                                                 \
+	do {                                                                                         \
+		(e)->local_port = (sk)->__sk_common.skc_num;                                         \
+		(e)->remote_port = bpf_ntohs((sk)->__sk_common.skc_dport);                           \
+		if ((sk)->__sk_common.skc_family == SKEWSCOPE_AF_INET) {                             \
+			ipv4_mapped((e)->local_addr, (sk)->__sk_common.skc_rcv_saddr);               \
+			ipv4_mapped((e)->remote_addr, (sk)->__sk_common.skc_daddr);                  \
+		} else {                                                                             \
+			const __be32 *local = (sk)->__sk_common.skc_v6_rcv_saddr.in6_u.u6_addr32;    \
+			const __be32 *remote = (sk)->__sk_common.skc_v6_daddr.in6_u.u6_addr32;       \
+			for (int i = 0; i < 4; i++) {                                                \
+				__builtin_memcpy((e)->local_addr + 4 * i, &(__be32){local[i]}, 4);   \
+				__builtin_memcpy((e)->remote_addr + 4 * i, &(__be32){remote[i]}, 4); \
+			}                                                                            \
+		}                                                                                    \
+		(e)->netns_ino = (sk)->__sk_common.skc_net.net->ns.inum;                             \
 	} while (0)
 
 static __always_inline void read_tuple_typed(struct sock *sk, struct skewscope_half_event *e)

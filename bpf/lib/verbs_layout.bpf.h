@@ -37,9 +37,9 @@
 #define ATTR_DEST_QPN 28
 #define ATTR_DGID 56
 #define ATTR_SGID_INDEX 76 /* ah_attr.grh.sgid_index */
-#define ATTR_AH_PORT 86    /* ah_attr.port_num */
+#define ATTR_AH_PORT 86	   /* ah_attr.port_num */
 #define CTX_DEVICE 0
-#define DEVICE_NAME 24      /* ibv_device.name[64] */
+#define DEVICE_NAME 24 /* ibv_device.name[64] */
 #define QP_STATE_MASK 1
 #define QP_DEST_QPN_MASK (1 << 20)
 #define QPS_RTR 2
@@ -49,7 +49,6 @@
 #define WR_SEND_WITH_IMM 3
 #define WC_RECV_FLAG 128 /* IBV_WC_RECV and IBV_WC_RECV_RDMA_WITH_IMM */
 #define WC_FLUSH_ERR 5
-
 
 /* Readers over those layouts: one place that knows where each field sits. A failed read leaves
  * zero (the caller treats 0 as "not there"). Needs bpf_helpers.h before this header. */
@@ -67,10 +66,19 @@ static __always_inline __u32 read_user_u32(__u64 address)
 	return v;
 }
 
-static __always_inline __u32 qp_number(__u64 qp) { return read_user_u32(qp + QP_NUM); }
-static __always_inline __u64 qp_context(__u64 qp) { return read_user_u64(qp + QP_CONTEXT); }
+static __always_inline __u32 qp_number(__u64 qp)
+{
+	return read_user_u32(qp + QP_NUM);
+}
+static __always_inline __u64 qp_context(__u64 qp)
+{
+	return read_user_u64(qp + QP_CONTEXT);
+}
 /* A provider function from the context's legacy ops table (CTX_OPS_*). */
-static __always_inline __u64 context_op(__u64 context, __u32 slot) { return read_user_u64(context + slot); }
+static __always_inline __u64 context_op(__u64 context, __u32 slot)
+{
+	return read_user_u64(context + slot);
+}
 
 /* The RTR attributes of ibv_modify_qp: peer QPN, destination GID, and the local GID's
  * table position (sgid_index, port); the device name of the QP's context. */
@@ -99,7 +107,10 @@ static __always_inline __u32 wr_total_length(__u64 wr)
 }
 
 /* One ibv_wc of an array. */
-struct verbs_wc { __u64 wr_id; __u32 status, opcode, byte_len, qp_num; };
+struct verbs_wc {
+	__u64 wr_id;
+	__u32 status, opcode, byte_len, qp_num;
+};
 static __always_inline void read_wc(__u64 entry, struct verbs_wc *wc)
 {
 	wc->status = read_user_u32(entry + WC_STATUS);

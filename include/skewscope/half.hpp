@@ -40,7 +40,7 @@ struct Half {
   HalfKind kind = HalfKind::send;
   Transport transport = Transport::tcp;
   FlowKey flow;
-  std::uint32_t seq = 0;        // sequence number of the first byte moved
+  std::uint32_t seq = 0;  // sequence number of the first byte moved
   std::uint32_t bytes = 0;
   std::int64_t capture_ns = 0;  // CLOCK_MONOTONIC at capture: true time on this kernel
   std::int64_t domain_ns = 0;   // wall-clock time as the half's domain clock reads it

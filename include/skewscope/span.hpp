@@ -40,8 +40,8 @@ inline const char* timestamp_source_name(TimestampSource s) {
 using DomainId = std::uint16_t;
 
 struct Span {
-  DomainId src = 0;             // sender's domain
-  DomainId dst = 0;             // receiver's domain
+  DomainId src = 0;  // sender's domain
+  DomainId dst = 0;  // receiver's domain
   Transport transport = Transport::tcp;
   std::int64_t send_ns = 0;     // send time, in the sender's domain clock (ns since the Unix epoch)
   std::int64_t recv_ns = 0;     // receive time, in the receiver's domain clock

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # RDMA RC SEND/RECV halves from uprobes in the verbs libraries, with the real libibverbs and the
-# lab's hand-built provider (tests/tools/rdma_lab_provider.c; no RDMA device exists here).
+# lab's hand-built provider (tests/tools/rdma/rdma_lab_provider.c; no RDMA device exists here).
 # The agent (--rdma) knows nothing of the test program:
 #  - the first program to use the provider file is connected before its functions are probed:
 #    counted as untracked, never paired;

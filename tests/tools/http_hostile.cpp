@@ -55,15 +55,16 @@ int start_connect(const sockaddr_in& target, const std::string& source) {
 }
 
 bool wait_for(int fd, short events, Clock::time_point deadline) {
-  const int ms = static_cast<int>(std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now()).count());
+  const int ms =
+      static_cast<int>(std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now()).count());
   if (ms <= 0) return false;
   pollfd p{fd, events, 0};
   return poll(&p, 1, ms) > 0;
 }
 
 struct Reply {
-  bool ok = false;       // a complete response arrived before the deadline
-  std::string raw;       // status line, headers and body
+  bool ok = false;  // a complete response arrived before the deadline
+  std::string raw;  // status line, headers and body
   double seconds = 0;
   int status() const { return raw.size() > 12 && raw.rfind("HTTP/1.", 0) == 0 ? std::atoi(raw.c_str() + 9) : 0; }
   std::size_t body_size() const {
@@ -315,19 +316,28 @@ int main(int argc, char** argv) {
   double load_seconds = 8, hold_seconds = 0, max_rss_growth_mb = 32;
   app.add_option("--target", target_text, "the agent's ADDR:PORT, on 127.0.0.0/8")->required();
   app.add_option("--pid", pid, "the agent's pid, for its RSS");
-  app.add_option("--slow", slow, "slow clients held during the load phase")->capture_default_str()->check(CLI::Range(1, 1000));
-  app.add_option("--sources", sources, "source addresses 127.0.1.1..N for them")->capture_default_str()->check(CLI::Range(1, 250));
+  app.add_option("--slow", slow, "slow clients held during the load phase")
+      ->capture_default_str()
+      ->check(CLI::Range(1, 1000));
+  app.add_option("--sources", sources, "source addresses 127.0.1.1..N for them")
+      ->capture_default_str()
+      ->check(CLI::Range(1, 250));
   app.add_option("--floods", floods, "concurrent header floods")->capture_default_str()->check(CLI::Range(0, 16));
-  app.add_option("--range-parts", range_parts, "parts in the Range request")->capture_default_str()->check(CLI::Range(1, 10000));
+  app.add_option("--range-parts", range_parts, "parts in the Range request")
+      ->capture_default_str()
+      ->check(CLI::Range(1, 10000));
   app.add_option("--load-seconds", load_seconds, "how long /metrics is measured under the slow clients")
-      ->capture_default_str()->check(CLI::Range(1.0, 120.0));
+      ->capture_default_str()
+      ->check(CLI::Range(1.0, 120.0));
   app.add_option("--max-rss-growth-mb", max_rss_growth_mb,
                  "allowed RSS growth: the agent's limits allow 512 connections x 32 KiB request buffers "
                  "= 16 MiB, plus replies in flight and allocator slack; the old server took 130 MB per flood")
       ->capture_default_str();
   app.add_option("--per-address-probe", per_address_probe, "connections opened from one address (0: skip)")
-      ->capture_default_str()->check(CLI::Range(0, 500));
-  app.add_option("--hold-seconds", hold_seconds, "only hold the slow clients this long, then exit")->check(CLI::Range(0.0, 300.0));
+      ->capture_default_str()
+      ->check(CLI::Range(0, 500));
+  app.add_option("--hold-seconds", hold_seconds, "only hold the slow clients this long, then exit")
+      ->check(CLI::Range(0.0, 300.0));
   CLI11_PARSE(app, argc, argv);
 
   sockaddr_in target{};
@@ -451,11 +461,12 @@ int main(int argc, char** argv) {
   std::sort(connected_samples.begin(), connected_samples.end());
   const int connected_min = connected_samples.empty() ? 0 : connected_samples.front();
   const int connected_median = connected_samples.empty() ? 0 : connected_samples[connected_samples.size() / 2];
-  std::printf("slow       %d clients from %d addresses (idle, partial, trickle, slow-reader), all connected after %.1f s; "
-              "connected during the measurement: min %d, median %d; cut by the server %llu, failed connects %llu\n",
-              slow, sources, ramp_seconds, connected_min, connected_median,
-              static_cast<unsigned long long>(clients.cut_by_server),
-              static_cast<unsigned long long>(clients.connect_failures));
+  std::printf(
+      "slow       %d clients from %d addresses (idle, partial, trickle, slow-reader), all connected after %.1f s; "
+      "connected during the measurement: min %d, median %d; cut by the server %llu, failed connects %llu\n",
+      slow, sources, ramp_seconds, connected_min, connected_median,
+      static_cast<unsigned long long>(clients.cut_by_server),
+      static_cast<unsigned long long>(clients.connect_failures));
   std::printf("loaded     /metrics %s\n", loaded.summary().c_str());
   // The load must have been there, or the latency says nothing.
   if (connected_median < slow * 95 / 100) {
@@ -470,8 +481,8 @@ int main(int argc, char** argv) {
   // 5. Per-address limit: more connections from one address than a scraper needs.
   if (per_address_probe > 0) {
     int closed = closed_at_once(target, "127.0.2.1", per_address_probe);
-    std::printf("per-addr   %d idle connections from 127.0.2.1: %d closed by the server within 1 s\n", per_address_probe,
-                closed);
+    std::printf("per-addr   %d idle connections from 127.0.2.1: %d closed by the server within 1 s\n",
+                per_address_probe, closed);
     require(closed > 0, "no per-address connection limit");
   }
 
@@ -480,8 +491,8 @@ int main(int argc, char** argv) {
   rss_sampler.join();
   if (pid > 0) {
     const double rss_end = rss_mb(pid);
-    std::printf("rss        start %.1f MB, peak %.1f MB (growth %.1f MB, bound %.0f MB), end %.1f MB\n", rss_start, rss_peak,
-                rss_peak - rss_start, max_rss_growth_mb, rss_end);
+    std::printf("rss        start %.1f MB, peak %.1f MB (growth %.1f MB, bound %.0f MB), end %.1f MB\n", rss_start,
+                rss_peak, rss_peak - rss_start, max_rss_growth_mb, rss_end);
     require(rss_peak - rss_start <= max_rss_growth_mb, "agent RSS grew beyond the bound");
   }
   for (const auto& f : failures) std::printf("FAIL       %s\n", f.c_str());

@@ -71,10 +71,10 @@ void produce(const std::string& bootstrap, const ProducerRun& run, std::mt19937&
     std::string value(i % 97 == 5 ? 6000 : static_cast<std::size_t>(size(rng)), 'a' + static_cast<char>(i % 26));
     const std::string key = "k" + std::to_string(i);
     for (;;) {
-      const auto e = rd_kafka_producev(rk, RD_KAFKA_V_TOPIC(run.topic.c_str()), RD_KAFKA_V_PARTITION(i % run.partitions),
-                                       RD_KAFKA_V_KEY(key.data(), key.size()),
-                                       RD_KAFKA_V_VALUE(value.data(), value.size()),
-                                       RD_KAFKA_V_MSGFLAGS(RD_KAFKA_MSG_F_COPY), RD_KAFKA_V_END);
+      const auto e =
+          rd_kafka_producev(rk, RD_KAFKA_V_TOPIC(run.topic.c_str()), RD_KAFKA_V_PARTITION(i % run.partitions),
+                            RD_KAFKA_V_KEY(key.data(), key.size()), RD_KAFKA_V_VALUE(value.data(), value.size()),
+                            RD_KAFKA_V_MSGFLAGS(RD_KAFKA_MSG_F_COPY), RD_KAFKA_V_END);
       if (e == RD_KAFKA_RESP_ERR_NO_ERROR) break;
       if (e != RD_KAFKA_RESP_ERR__QUEUE_FULL) throw std::runtime_error(rd_kafka_err2str(e));
       rd_kafka_poll(rk, 10);
@@ -263,8 +263,11 @@ int main(int argc, char** argv) {
   std::size_t read_size = 4096;
   unsigned seed = 1;
   app.add_option("what", what, "kafka | zmtp")->required()->check(CLI::IsMember({"kafka", "zmtp"}));
-  app.add_option("--out", out, "directory for the .cap files and the manifest")->required()->check(CLI::ExistingDirectory);
-  app.add_option("--read-size", read_size, "bytes per relay read (one recorded chunk at most)")->check(CLI::Range(1, 1 << 20));
+  app.add_option("--out", out, "directory for the .cap files and the manifest")
+      ->required()
+      ->check(CLI::ExistingDirectory);
+  app.add_option("--read-size", read_size, "bytes per relay read (one recorded chunk at most)")
+      ->check(CLI::Range(1, 1 << 20));
   app.add_option("--seed", seed, "message sizes");
   CLI11_PARSE(app, argc, argv);
   try {

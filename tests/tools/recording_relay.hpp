@@ -40,7 +40,8 @@ class RecordingRelay {
       : upstream_(upstream_port), prefix_(std::move(prefix)), read_size_(read_size) {
     listen_fd_ = socket(AF_INET, SOCK_STREAM, 0);
     sockaddr_in a = loopback(0);
-    if (listen_fd_ < 0 || bind(listen_fd_, reinterpret_cast<sockaddr*>(&a), sizeof a) != 0 || listen(listen_fd_, 16) != 0)
+    if (listen_fd_ < 0 || bind(listen_fd_, reinterpret_cast<sockaddr*>(&a), sizeof a) != 0 ||
+        listen(listen_fd_, 16) != 0)
       throw std::runtime_error("relay: cannot listen on 127.0.0.1");
     socklen_t len = sizeof a;
     getsockname(listen_fd_, reinterpret_cast<sockaddr*>(&a), &len);

@@ -116,8 +116,8 @@ class MockKafka {
       if (words.size() != 2) return usage("down|up BROKER (1..N or all)");
       auto id = words[1] == "all" ? std::optional<int>(-1) : broker_id(words[1]);
       if (!id) return bad_broker(words[1]);
-      auto err = verb == "down" ? rd_kafka_mock_broker_set_down(cluster_, *id)
-                                : rd_kafka_mock_broker_set_up(cluster_, *id);
+      auto err =
+          verb == "down" ? rd_kafka_mock_broker_set_down(cluster_, *id) : rd_kafka_mock_broker_set_up(cluster_, *id);
       return answer(err, verb + " " + words[1]);
     }
     if (verb == "leader") {
@@ -127,8 +127,7 @@ class MockKafka {
       if (topic == topics_.end()) return "error: unknown topic '" + words[1] + "'";
       auto partition = parse_int(words[2]);
       if (!partition || *partition < 0 || *partition >= topic->second)
-        return "error: partition must be 0.." + std::to_string(topic->second - 1) + ", got '" +
-               words[2] + "'";
+        return "error: partition must be 0.." + std::to_string(topic->second - 1) + ", got '" + words[2] + "'";
       auto id = words[3] == "-1" ? std::optional<int>(-1) : broker_id(words[3]);
       if (!id) return bad_broker(words[3]);
       auto err = rd_kafka_mock_partition_set_leader(cluster_, words[1].c_str(), *partition, *id);
@@ -245,8 +244,7 @@ int main(int argc, char** argv) {
   } catch (const CLI::ParseError& e) {
     return app.exit(e) == 0 ? 0 : 2;  // 2: usage, as the project's other commands
   }
-  if (topic_args.empty())
-    topic_args.push_back("skewscope.halves.v1:6:" + std::to_string(std::min(brokers, 3)));
+  if (topic_args.empty()) topic_args.push_back("skewscope.halves.v1:6:" + std::to_string(std::min(brokers, 3)));
 
   std::vector<TopicSpec> topics;
   for (const auto& text : topic_args) {
@@ -281,7 +279,7 @@ int main(int argc, char** argv) {
     }
     // Opened read-write so that writers coming and going never make it end-of-file.
     input = open(fifo.c_str(), O_RDWR | O_CLOEXEC);
-    struct stat info{};
+    struct stat info {};
     if (input < 0 || fstat(input, &info) != 0 || !S_ISFIFO(info.st_mode)) {
       std::fprintf(stderr, "test_kafka: %s is not a usable fifo\n", fifo.c_str());
       return 1;
@@ -304,8 +302,7 @@ int main(int argc, char** argv) {
       file << kafka.bootstrap() << "\n";
       file.close();
       if (!file || std::rename(temporary.c_str(), bootstrap_file.c_str()) != 0) {
-        std::fprintf(stderr, "test_kafka: cannot write %s: %s\n", bootstrap_file.c_str(),
-                     std::strerror(errno));
+        std::fprintf(stderr, "test_kafka: cannot write %s: %s\n", bootstrap_file.c_str(), std::strerror(errno));
         return 1;
       }
     }

@@ -87,7 +87,9 @@ int main(int argc, char** argv) {
   CLI::App app{"exact-count ZeroMQ traffic"};
   Options o;
   std::string mode;
-  app.add_option("mode", mode, "pull | push | rep | req")->required()->check(CLI::IsMember({"pull", "push", "rep", "req"}));
+  app.add_option("mode", mode, "pull | push | rep | req")
+      ->required()
+      ->check(CLI::IsMember({"pull", "push", "rep", "req"}));
   app.add_option("--bind,--connect", o.endpoint, "tcp://ADDR:PORT")->required();
   app.add_option("--count", o.count)->check(CLI::Range(1L, 10'000'000L));
   app.add_option("--size", o.size)->check(CLI::Range(std::size_t{1}, std::size_t{1} << 20));

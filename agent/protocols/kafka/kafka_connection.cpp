@@ -69,12 +69,12 @@ void for_each_topic_partition(Reader& r, bool flex, PerPartition&& partition) {
 struct DirectionState {
   bool started = false;
   bool in_sync = true;
-  bool verified = false;           // the direction's first message header was checked
+  bool verified = false;  // the direction's first message header was checked
   std::uint32_t next_seq = 0;
   bool in_message = false;
-  std::uint32_t message_seq = 0;   // sequence number of the message's first (size) byte
-  std::uint32_t got = 0;           // message bytes consumed so far (size field included)
-  std::uint64_t total = 0;         // 4 + size once the size is known, else 0
+  std::uint32_t message_seq = 0;  // sequence number of the message's first (size) byte
+  std::uint32_t got = 0;          // message bytes consumed so far (size field included)
+  std::uint64_t total = 0;        // 4 + size once the size is known, else 0
   std::array<std::uint8_t, 4> size_bytes{};
   SparseMessage message;
 };
@@ -221,7 +221,8 @@ bool ConnectionTracker::State::plausible_start(Direction d, std::span<const std:
   if (size < 4 || static_cast<std::uint32_t>(size) > options.max_message_size) return false;
   if (d == Direction::kFromBroker) {
     const std::int32_t corr = be32(4);
-    return std::any_of(pending.begin(), pending.end(), [&](const PendingRequest& r) { return r.correlation_id == corr; });
+    return std::any_of(pending.begin(), pending.end(),
+                       [&](const PendingRequest& r) { return r.correlation_id == corr; });
   }
   if (!looks_like_request(p)) return false;
   if (!have_last_correlation) return true;
@@ -386,7 +387,8 @@ void ConnectionTracker::State::on_response(const SparseMessage& m, std::uint32_t
   Reader r(m, 4, total);
   const std::int32_t corr = r.i32();
   if (!r.ok()) return structure_lost(r);
-  auto it = std::find_if(pending.begin(), pending.end(), [&](const PendingRequest& p) { return p.correlation_id == corr; });
+  auto it =
+      std::find_if(pending.begin(), pending.end(), [&](const PendingRequest& p) { return p.correlation_id == corr; });
   if (it == pending.end()) {
     ++counters.responses_unmatched;
     return;
@@ -422,9 +424,9 @@ void ConnectionTracker::State::parse_fetch_response(Reader& r, const SparseMessa
   std::vector<PendingBatch> batches;
   for_each_topic_partition(r, flex, [&](const std::string& topic) {
     const std::int32_t partition = r.i32();
-    r.i16();  // error_code
-    r.i64();  // high_watermark
-    r.i64();  // last_stable_offset
+    r.i16();              // error_code
+    r.i64();              // high_watermark
+    r.i64();              // last_stable_offset
     if (v >= 5) r.i64();  // log_start_offset
     const std::int64_t aborted = r.length(flex);
     if (flex) {
@@ -485,9 +487,7 @@ void ConnectionTracker::State::emit_produced(PendingRequest& req, std::vector<Ba
   req.produced.clear();
 }
 
-ConnectionTracker::ConnectionTracker(Options options) : state_(std::make_unique<State>()) {
-  state_->options = options;
-}
+ConnectionTracker::ConnectionTracker(Options options) : state_(std::make_unique<State>()) { state_->options = options; }
 ConnectionTracker::~ConnectionTracker() = default;
 ConnectionTracker::ConnectionTracker(ConnectionTracker&&) noexcept = default;
 ConnectionTracker& ConnectionTracker::operator=(ConnectionTracker&&) noexcept = default;

@@ -37,12 +37,12 @@ struct BatchHalf {
   Side side = Side::kProduced;
   std::string topic;
   std::int32_t partition = -1;
-  std::int64_t producer_id = -1;      // -1: not an idempotent/transactional producer
+  std::int64_t producer_id = -1;  // -1: not an idempotent/transactional producer
   std::int16_t producer_epoch = -1;
   std::int32_t base_sequence = -1;
-  std::uint32_t crc = 0;              // CRC-32C of the batch from attributes to its end
+  std::uint32_t crc = 0;  // CRC-32C of the batch from attributes to its end
   std::int32_t record_count = 0;
-  std::int16_t attributes = 0;        // bits 0-2 compression, 3 timestamp type, 4 transactional, 5 control
+  std::int16_t attributes = 0;  // bits 0-2 compression, 3 timestamp type, 4 transactional, 5 control
   std::int64_t base_timestamp = 0;
   std::int64_t max_timestamp = 0;
   // Fetched: from the batch. Produced: from the ProduceResponse (first batch of the partition's
@@ -52,10 +52,10 @@ struct BatchHalf {
   // Produced: the ProduceResponse's log_append_time_ms when the broker stamps LogAppendTime.
   std::optional<std::int64_t> log_append_time_ms;
   std::uint64_t ts_ns = 0;
-  std::uint32_t seq = 0;              // TCP sequence number of the batch's first byte
-  std::uint32_t batch_bytes = 0;      // 12 + batchLength
+  std::uint32_t seq = 0;          // TCP sequence number of the batch's first byte
+  std::uint32_t batch_bytes = 0;  // 12 + batchLength
   std::int32_t correlation_id = 0;
-  bool crc_checked = false;           // the whole batch was captured and its CRC-32C matched
+  bool crc_checked = false;  // the whole batch was captured and its CRC-32C matched
 
   int compression() const { return attributes & 0x7; }  // 0 none, 1 gzip, 2 snappy, 3 lz4, 4 zstd
   bool log_append_time() const { return (attributes & 0x8) != 0; }
@@ -94,9 +94,9 @@ bool looks_like_request(std::span<const std::uint8_t> first_bytes);
 
 struct Counters {
   std::uint64_t chunks = 0;
-  std::uint64_t bytes = 0;                  // sum of chunk lengths
-  std::uint64_t requests = 0;               // request headers read
-  std::uint64_t responses = 0;              // response headers read and matched to a request
+  std::uint64_t bytes = 0;      // sum of chunk lengths
+  std::uint64_t requests = 0;   // request headers read
+  std::uint64_t responses = 0;  // response headers read and matched to a request
   std::uint64_t produce_requests = 0;
   std::uint64_t fetch_responses = 0;
   std::uint64_t batches_produced = 0;       // BatchHalf reported, side kProduced
@@ -110,13 +110,13 @@ struct Counters {
   std::uint64_t bytes_skipped = 0;          // uncaptured bytes stepped over
   std::uint64_t sync_losses = 0;            // a size field in uncaptured bytes, or a sequence gap
   std::uint64_t resyncs = 0;
-  std::uint64_t mid_stream_starts = 0;      // a direction whose first chunk did not start a message
+  std::uint64_t mid_stream_starts = 0;  // a direction whose first chunk did not start a message
   std::uint64_t bytes_out_of_sync = 0;
-  std::uint64_t responses_unmatched = 0;    // correlation id of no pending request
+  std::uint64_t responses_unmatched = 0;       // correlation id of no pending request
   std::uint64_t produce_without_response = 0;  // produced halves reported without base offset
-  std::uint64_t unsupported_versions = 0;   // Produce/Fetch versions this parser does not know
-  std::uint64_t invalid = 0;                // malformed: bad sizes, lengths beyond their container
-  std::uint64_t buffer_overflows = 0;       // captured bytes dropped by the per-message bound
+  std::uint64_t unsupported_versions = 0;      // Produce/Fetch versions this parser does not know
+  std::uint64_t invalid = 0;                   // malformed: bad sizes, lengths beyond their container
+  std::uint64_t buffer_overflows = 0;          // captured bytes dropped by the per-message bound
 };
 
 struct Options {

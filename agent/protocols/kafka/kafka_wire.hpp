@@ -61,8 +61,8 @@ class SparseMessage {
   bool captured(std::uint32_t at, std::uint32_t n) const { return n == 0 || !get(at, n).empty(); }
   // Timestamp of the chunk that carried offset `at`.
   std::uint64_t ts_at(std::uint32_t at) const {
-    auto it = std::upper_bound(marks_.begin(), marks_.end(), at,
-                               [](std::uint32_t v, const Mark& m) { return v < m.offset; });
+    auto it =
+        std::upper_bound(marks_.begin(), marks_.end(), at, [](std::uint32_t v, const Mark& m) { return v < m.offset; });
     return it == marks_.begin() ? 0 : std::prev(it)->ts;
   }
 

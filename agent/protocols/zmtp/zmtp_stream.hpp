@@ -48,25 +48,25 @@ struct Message {
   std::uint64_t wire_bytes = 0;     // its size on the wire: frame headers and bodies
   std::uint64_t payload_bytes = 0;  // sum of its frame bodies
   std::uint32_t frames = 0;
-  std::uint64_t first_ts_ns = 0;    // ts of the chunk holding its first byte: the sender's stamp
-  std::uint64_t last_ts_ns = 0;     // ts of the chunk holding its last byte: the receiver's stamp
+  std::uint64_t first_ts_ns = 0;  // ts of the chunk holding its first byte: the sender's stamp
+  std::uint64_t last_ts_ns = 0;   // ts of the chunk holding its last byte: the receiver's stamp
 };
 
 struct Counters {
   std::uint64_t chunks = 0;
-  std::uint64_t bytes = 0;                // sum of chunk lengths
-  std::uint64_t greetings = 0;            // complete 3.x greetings
-  std::uint64_t messages = 0;             // reported application messages
-  std::uint64_t commands = 0;             // command frames (handshake, heartbeats, ...)
-  std::uint64_t bytes_skipped = 0;        // uncaptured bytes stepped over by a known size
-  std::uint64_t sync_losses = 0;          // header in uncaptured bytes, or a sequence gap/overlap
-  std::uint64_t messages_lost = 0;        // messages in progress when sync was lost
-  std::uint64_t resyncs = 0;              // chunks that regained sync
-  std::uint64_t resync_failures = 0;      // chunks seen out of sync that did not qualify
-  std::uint64_t bytes_out_of_sync = 0;    // bytes seen while out of sync
-  std::uint64_t invalid = 0;              // malformed input: bad signature bytes, reserved flags
-  std::uint64_t unparsed_connections = 0; // first seen mid-stream, or ZMTP < 3.0 (0 or 1 per stream)
-  std::uint64_t unparsed_bytes = 0;       // bytes of such a stream
+  std::uint64_t bytes = 0;                 // sum of chunk lengths
+  std::uint64_t greetings = 0;             // complete 3.x greetings
+  std::uint64_t messages = 0;              // reported application messages
+  std::uint64_t commands = 0;              // command frames (handshake, heartbeats, ...)
+  std::uint64_t bytes_skipped = 0;         // uncaptured bytes stepped over by a known size
+  std::uint64_t sync_losses = 0;           // header in uncaptured bytes, or a sequence gap/overlap
+  std::uint64_t messages_lost = 0;         // messages in progress when sync was lost
+  std::uint64_t resyncs = 0;               // chunks that regained sync
+  std::uint64_t resync_failures = 0;       // chunks seen out of sync that did not qualify
+  std::uint64_t bytes_out_of_sync = 0;     // bytes seen while out of sync
+  std::uint64_t invalid = 0;               // malformed input: bad signature bytes, reserved flags
+  std::uint64_t unparsed_connections = 0;  // first seen mid-stream, or ZMTP < 3.0 (0 or 1 per stream)
+  std::uint64_t unparsed_bytes = 0;        // bytes of such a stream
 };
 
 // Whether the first bytes a connection sent can be a ZMTP greeting (signature FF ... 7F, version
@@ -77,11 +77,11 @@ bool looks_like_greeting(std::span<const std::uint8_t> first_bytes);
 class StreamTracker {
  public:
   enum class State : std::uint8_t {
-    kNew,          // nothing fed yet
-    kGreeting,     // inside the 64-byte greeting
-    kFrames,       // in sync, following frames
-    kOutOfSync,    // lost sync; waiting for a chunk that regains it
-    kUnparsed,     // mid-stream start, unsupported version or invalid greeting: ignored for good
+    kNew,        // nothing fed yet
+    kGreeting,   // inside the 64-byte greeting
+    kFrames,     // in sync, following frames
+    kOutOfSync,  // lost sync; waiting for a chunk that regains it
+    kUnparsed,   // mid-stream start, unsupported version or invalid greeting: ignored for good
   };
 
   // Feeds the next chunk of this direction; messages that end in it are appended to `out`, in
@@ -105,14 +105,14 @@ class StreamTracker {
 
   State state_ = State::kNew;
   Counters counters_;
-  std::uint32_t next_seq_ = 0;    // sequence number of the next byte expected
+  std::uint32_t next_seq_ = 0;  // sequence number of the next byte expected
   std::uint8_t greeting_[64] = {};
   std::uint32_t greeting_have_ = 0;
   // Frame header being assembled (it may straddle chunks): flags + up to 8 size bytes.
   std::uint8_t header_[9] = {};
   std::uint32_t header_have_ = 0;
-  std::uint64_t body_left_ = 0;   // bytes of the current frame's body still to come
-  std::uint32_t frame_seq_ = 0;   // where the current frame's header began, and that chunk's ts
+  std::uint64_t body_left_ = 0;  // bytes of the current frame's body still to come
+  std::uint32_t frame_seq_ = 0;  // where the current frame's header began, and that chunk's ts
   std::uint64_t frame_ts_ = 0;
   bool in_frame_body_ = false;
   bool frame_is_command_ = false;

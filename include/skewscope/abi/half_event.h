@@ -33,10 +33,10 @@ enum skewscope_syscall {
 
 /* Per-CPU drop and filter counters (array map index). Every drop has a slot here. */
 enum skewscope_bpf_counter {
-	SKEWSCOPE_CNT_RINGBUF_FULL = 0,   /* bpf_ringbuf_reserve failed: event lost */
-	SKEWSCOPE_CNT_INFLIGHT_FULL,      /* no room to remember a syscall between entry and exit */
-	SKEWSCOPE_CNT_MMSG_TRUNCATED,     /* more mmsghdr entries than the bounded loop reads */
-	SKEWSCOPE_CNT_EMITTED,            /* halves submitted to the ring buffer */
+	SKEWSCOPE_CNT_RINGBUF_FULL = 0, /* bpf_ringbuf_reserve failed: event lost */
+	SKEWSCOPE_CNT_INFLIGHT_FULL,	/* no room to remember a syscall between entry and exit */
+	SKEWSCOPE_CNT_MMSG_TRUNCATED,	/* more mmsghdr entries than the bounded loop reads */
+	SKEWSCOPE_CNT_EMITTED,		/* halves submitted to the ring buffer */
 	SKEWSCOPE_CNT__COUNT,
 };
 
@@ -52,20 +52,20 @@ struct skewscope_loss_origin {
  * server compute the same key. local_* is this socket's end, remote_* the peer's.
  * Ports are in host byte order. */
 struct skewscope_half_event {
-	__u64 ts_ns;          /* CLOCK_MONOTONIC: send before its bytes are queued (syscall entry,
+	__u64 ts_ns;	 /* CLOCK_MONOTONIC: send before its bytes are queued (syscall entry,
 	                         or tcp_sendmsg_locked), receive after the copy */
-	__u64 cgroup_id;      /* cgroup v2 id of the calling task */
+	__u64 cgroup_id; /* cgroup v2 id of the calling task */
 	__u8 local_addr[16];
 	__u8 remote_addr[16];
 	__u16 local_port;
 	__u16 remote_port;
-	__u32 seq;            /* first byte moved: write_seq (send) or copied_seq (receive) */
-	__u32 bytes;          /* bytes moved, from the return value */
-	__u32 netns_ino;      /* inode of the socket's network namespace */
-	__u32 pid;            /* thread-group id */
+	__u32 seq;	 /* first byte moved: write_seq (send) or copied_seq (receive) */
+	__u32 bytes;	 /* bytes moved, from the return value */
+	__u32 netns_ino; /* inode of the socket's network namespace */
+	__u32 pid;	 /* thread-group id */
 	__u32 tid;
-	__u8 kind;            /* enum skewscope_half_kind */
-	__u8 syscall;         /* enum skewscope_syscall */
+	__u8 kind;    /* enum skewscope_half_kind */
+	__u8 syscall; /* enum skewscope_syscall */
 	__u8 pad[6];
 	char comm[SKEWSCOPE_COMM_LEN];
 };

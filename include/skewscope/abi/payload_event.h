@@ -30,12 +30,12 @@ enum skewscope_payload_protocol {
 
 /* Per-CPU counters of the payload path (array map index). */
 enum skewscope_payload_counter {
-	SKEWSCOPE_PCNT_EMITTED = 0,      /* payload records submitted */
-	SKEWSCOPE_PCNT_TRUNCATED,        /* records whose call moved more bytes than were copied */
-	SKEWSCOPE_PCNT_RINGBUF_FULL,     /* payload record lost: ring buffer full */
-	SKEWSCOPE_PCNT_READ_FAILED,      /* user memory could not be read: record not sent */
-	SKEWSCOPE_PCNT_IOV_TRUNCATED,    /* more iovec segments than the bounded walk reads */
-	SKEWSCOPE_PCNT_ARM_FULL,         /* per-thread buffer table full: call not copied */
+	SKEWSCOPE_PCNT_EMITTED = 0,	 /* payload records submitted */
+	SKEWSCOPE_PCNT_TRUNCATED,	 /* records whose call moved more bytes than were copied */
+	SKEWSCOPE_PCNT_RINGBUF_FULL,	 /* payload record lost: ring buffer full */
+	SKEWSCOPE_PCNT_READ_FAILED,	 /* user memory could not be read: record not sent */
+	SKEWSCOPE_PCNT_IOV_TRUNCATED,	 /* more iovec segments than the bounded walk reads */
+	SKEWSCOPE_PCNT_ARM_FULL,	 /* per-thread buffer table full: call not copied */
 	SKEWSCOPE_PCNT_CLASSIFIED_KAFKA, /* sockets classified, by verdict */
 	SKEWSCOPE_PCNT_CLASSIFIED_ZMTP,
 	SKEWSCOPE_PCNT_CLASSIFIED_OTHER,
@@ -52,18 +52,18 @@ enum skewscope_payload_shape {
 /* Header of a payload record; captured_len bytes follow it. The identity fields mean exactly what
  * they mean in struct skewscope_half_event: the same call, the same key. */
 struct skewscope_payload_event {
-	__u64 ts_ns;          /* CLOCK_MONOTONIC: send at syscall entry, receive at syscall exit */
+	__u64 ts_ns; /* CLOCK_MONOTONIC: send at syscall entry, receive at syscall exit */
 	__u64 cgroup_id;
 	__u8 local_addr[16];
 	__u8 remote_addr[16];
 	__u16 local_port;
 	__u16 remote_port;
-	__u32 seq;            /* TCP sequence number of the first byte moved */
-	__u32 bytes;          /* bytes moved by the call */
+	__u32 seq;   /* TCP sequence number of the first byte moved */
+	__u32 bytes; /* bytes moved by the call */
 	__u32 netns_ino;
-	__u32 captured_len;   /* bytes that follow: min(bytes, payload limit), less if a read failed */
-	__u8 kind;            /* enum skewscope_half_kind */
-	__u8 protocol;        /* enum skewscope_payload_protocol: KAFKA or ZMTP */
+	__u32 captured_len; /* bytes that follow: min(bytes, payload limit), less if a read failed */
+	__u8 kind;	    /* enum skewscope_half_kind */
+	__u8 protocol;	    /* enum skewscope_payload_protocol: KAFKA or ZMTP */
 	__u8 pad[2];
 };
 

@@ -39,12 +39,13 @@ Bytes mutate(const std::vector<Bytes>& corpus, std::mt19937_64& rng) {
       case 2: b.resize(rng() % (b.size() + 1)); break;
       case 3: {
         const std::size_t extra = rng() % 16;
-        for (std::size_t k = 0; k < extra; ++k) b.insert(b.begin() + static_cast<std::ptrdiff_t>(rng() % (b.size() + 1)), static_cast<std::uint8_t>(rng()));
+        for (std::size_t k = 0; k < extra; ++k)
+          b.insert(b.begin() + static_cast<std::ptrdiff_t>(rng() % (b.size() + 1)), static_cast<std::uint8_t>(rng()));
         break;
       }
-      case 4: put16(b, 2, b.size()); break;                       // messageLength = actual size
+      case 4: put16(b, 2, b.size()); break;                             // messageLength = actual size
       case 5: put16(b, 50, b.size() >= 52 ? b.size() - 52 : 0); break;  // TLV length = the rest
-      case 6: put16(b, 50, rng() % 64); break;                    // small TLV lengths
+      case 6: put16(b, 50, rng() % 64); break;                          // small TLV lengths
       case 7: {
         const Bytes& other = corpus[rng() % corpus.size()];  // splice two messages
         const std::size_t cut = rng() % (std::min(b.size(), other.size()) + 1);
@@ -72,8 +73,10 @@ int main(int argc, char** argv) {
   std::vector<Bytes> corpus;
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
-    if (a == "--iterations" && i + 1 < argc) iterations = std::strtol(argv[++i], nullptr, 10);
-    else if (a == "--seed" && i + 1 < argc) seed = std::strtoull(argv[++i], nullptr, 10);
+    if (a == "--iterations" && i + 1 < argc)
+      iterations = std::strtol(argv[++i], nullptr, 10);
+    else if (a == "--seed" && i + 1 < argc)
+      seed = std::strtoull(argv[++i], nullptr, 10);
     else if (std::filesystem::is_directory(a)) {
       for (const auto& e : std::filesystem::directory_iterator(a))
         if (e.path().extension() == ".bin") read_file(e.path(), corpus);

@@ -42,7 +42,7 @@ Bytes mutate(const std::vector<std::vector<Record>>& corpus, std::mt19937_64& rn
   for (int i = 0; i < n && !rs.empty(); ++i) {
     Record& r = rs[rng() % rs.size()];
     switch (rng() % 8) {
-      case 0: r.bytes.resize(rng() % (r.bytes.size() + 1)); break;            // shorter prefix
+      case 0: r.bytes.resize(rng() % (r.bytes.size() + 1)); break;  // shorter prefix
       case 1:
         if (!r.bytes.empty()) r.bytes[rng() % r.bytes.size()] ^= static_cast<std::uint8_t>(1u << (rng() % 8));
         break;
@@ -50,7 +50,7 @@ Bytes mutate(const std::vector<std::vector<Record>>& corpus, std::mt19937_64& rn
         if (!r.bytes.empty()) r.bytes[rng() % r.bytes.size()] = static_cast<std::uint8_t>(rng());
         break;
       case 3: rs.erase(rs.begin() + static_cast<std::ptrdiff_t>(rng() % rs.size())); break;  // lost chunk
-      case 4: {  // one read split in two
+      case 4: {                                                                              // one read split in two
         if (r.bytes.size() < 2) break;
         const std::size_t at = 1 + rng() % (r.bytes.size() - 1);
         Record tail = r;
@@ -63,7 +63,7 @@ Bytes mutate(const std::vector<std::vector<Record>>& corpus, std::mt19937_64& rn
         break;
       }
       case 5: rs.insert(rs.begin() + static_cast<std::ptrdiff_t>(rng() % rs.size()), r); break;  // repeated
-      case 6: r.length = static_cast<std::uint32_t>(rng() % (r.length * 2ull + 2)); break;      // any length
+      case 6: r.length = static_cast<std::uint32_t>(rng() % (r.length * 2ull + 2)); break;       // any length
       case 7: r.direction ^= 1; break;
     }
   }
@@ -84,7 +84,8 @@ int measure(const std::string& protocol, const std::vector<std::vector<Record>>&
       if (protocol == "kafka") {
         p::kafka::ConnectionTracker t;
         std::vector<p::kafka::BatchHalf> out;
-        for (const auto& c : cs) t.feed(c.direction ? p::kafka::Direction::kFromBroker : p::kafka::Direction::kToBroker, c.chunk, out);
+        for (const auto& c : cs)
+          t.feed(c.direction ? p::kafka::Direction::kFromBroker : p::kafka::Direction::kToBroker, c.chunk, out);
         t.flush(out);
         named += out.size();
         bytes += t.counters().bytes;
@@ -101,8 +102,9 @@ int measure(const std::string& protocol, const std::vector<std::vector<Record>>&
   const double ns = std::chrono::duration<double, std::nano>(std::chrono::steady_clock::now() - start).count();
   std::printf("%s: %ld rounds, %llu chunks, %llu %s named, %llu bytes: %.0f ns per chunk, %.0f ns per %s, %.2f GB/s\n",
               protocol.c_str(), rounds, static_cast<unsigned long long>(chunks), static_cast<unsigned long long>(named),
-              protocol == "kafka" ? "batches" : "messages", static_cast<unsigned long long>(bytes), ns / static_cast<double>(chunks),
-              named ? ns / static_cast<double>(named) : 0.0, protocol == "kafka" ? "batch" : "message", static_cast<double>(bytes) / ns);
+              protocol == "kafka" ? "batches" : "messages", static_cast<unsigned long long>(bytes),
+              ns / static_cast<double>(chunks), named ? ns / static_cast<double>(named) : 0.0,
+              protocol == "kafka" ? "batch" : "message", static_cast<double>(bytes) / ns);
   return 0;
 }
 
@@ -115,17 +117,23 @@ int main(int argc, char** argv) {
   std::string protocol, dir;
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
-    if (a == "--iterations" && i + 1 < argc) iterations = std::strtol(argv[++i], nullptr, 10);
-    else if (a == "--seed" && i + 1 < argc) seed = std::strtoull(argv[++i], nullptr, 10);
-    else if (a == "--protocol" && i + 1 < argc) protocol = argv[++i];
-    else if (a == "--measure" && i + 1 < argc) rounds = std::strtol(argv[++i], nullptr, 10);
-    else dir = a;
+    if (a == "--iterations" && i + 1 < argc)
+      iterations = std::strtol(argv[++i], nullptr, 10);
+    else if (a == "--seed" && i + 1 < argc)
+      seed = std::strtoull(argv[++i], nullptr, 10);
+    else if (a == "--protocol" && i + 1 < argc)
+      protocol = argv[++i];
+    else if (a == "--measure" && i + 1 < argc)
+      rounds = std::strtol(argv[++i], nullptr, 10);
+    else
+      dir = a;
   }
   if ((protocol != "kafka" && protocol != "zmtp") || dir.empty() || iterations < 0) {
     std::fprintf(stderr, "usage: %s --protocol kafka|zmtp [--iterations N] [--seed S] CORPUS_DIR\n", argv[0]);
     return 2;
   }
-  const auto check = protocol == "kafka" ? skewscope::protocols::fuzz::check_kafka : skewscope::protocols::fuzz::check_zmtp;
+  const auto check =
+      protocol == "kafka" ? skewscope::protocols::fuzz::check_kafka : skewscope::protocols::fuzz::check_zmtp;
   std::vector<std::vector<Record>> corpus;
   for (const auto& path : skewscope::protocols::testing::captures(dir, protocol + "-")) {
     const Bytes b = skewscope::protocols::testing::read_bytes(path);

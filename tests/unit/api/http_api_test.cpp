@@ -109,7 +109,8 @@ TEST_CASE("GET and HEAD are served, other methods get 405 with Allow, unknown pa
   std::string head = round_trip(port, "HEAD /metrics HTTP/1.1\r\nHost: t\r\nConnection: close\r\n\r\n");
   CHECK(head.rfind("HTTP/1.1 200", 0) == 0);
   CHECK(body_of(head).empty());
-  std::string post = round_trip(port, "POST /metrics HTTP/1.1\r\nHost: t\r\nContent-Length: 3\r\nConnection: close\r\n\r\nabc");
+  std::string post =
+      round_trip(port, "POST /metrics HTTP/1.1\r\nHost: t\r\nContent-Length: 3\r\nConnection: close\r\n\r\nabc");
   CHECK(post.rfind("HTTP/1.1 405", 0) == 0);
   CHECK(post.find("Allow: GET, HEAD") != std::string::npos);
   CHECK(get(port, "/nothing").rfind("HTTP/1.1 404", 0) == 0);
@@ -147,7 +148,8 @@ TEST_CASE("a many-part Range request gets the plain body once") {
 TEST_CASE("keep-alive: two requests on one connection") {
   TestServer server;
   int fd = connect_loopback(server.api.port());
-  const std::string two = "GET /echo?a=1 HTTP/1.1\r\nHost: t\r\n\r\nGET /echo?b=2 HTTP/1.1\r\nHost: t\r\nConnection: close\r\n\r\n";
+  const std::string two =
+      "GET /echo?a=1 HTTP/1.1\r\nHost: t\r\n\r\nGET /echo?b=2 HTTP/1.1\r\nHost: t\r\nConnection: close\r\n\r\n";
   send(fd, two.data(), two.size(), MSG_NOSIGNAL);
   std::string replies = read_all(fd, 3000);
   close(fd);

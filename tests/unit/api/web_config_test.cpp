@@ -53,8 +53,8 @@ TEST_CASE("web config: empty file is plain HTTP without auth; bad input is a cle
   REQUIRE(empty);
   CHECK_FALSE(empty->tls());
   CHECK(empty->basic_auth_users.empty());
-  CHECK(parse_web_config("http_server_config:\n  http2: false\n", ".").error.find("http_server_config is not supported") !=
-        std::string::npos);
+  CHECK(parse_web_config("http_server_config:\n  http2: false\n", ".")
+            .error.find("http_server_config is not supported") != std::string::npos);
   CHECK(parse_web_config("tls_server_config:\n  client_auth_type: RequireAndVerifyClientCert\n", ".")
             .error.find("tls_server_config.client_auth_type is not supported") != std::string::npos);
   CHECK(parse_web_config("tls_server_config:\n  cert_file: a\n", ".").error.find("needs cert_file and key_file") !=

@@ -9,17 +9,28 @@ using nlohmann::json;
 
 namespace {
 
-json pair(const std::string& src, const std::string& dst, const std::string& state, json window_spans, json age = nullptr) {
-  json p = {{"src", src}, {"dst", dst}, {"transport", "tcp"}, {"spans", 10}, {"negative_spans", 0},
-            {"window_spans", window_spans}, {"window_negative_spans", 0}, {"negative_span_ratio", 0.0},
-            {"health", state == "violated" ? json(0) : state == "unknown" ? json(nullptr) : json(1)},
+json pair(const std::string& src, const std::string& dst, const std::string& state, json window_spans,
+          json age = nullptr) {
+  json p = {{"src", src},
+            {"dst", dst},
+            {"transport", "tcp"},
+            {"spans", 10},
+            {"negative_spans", 0},
+            {"window_spans", window_spans},
+            {"window_negative_spans", 0},
+            {"negative_span_ratio", 0.0},
+            {"health", state == "violated"  ? json(0)
+                       : state == "unknown" ? json(nullptr)
+                                            : json(1)},
             {"state", state}};
   if (!age.is_null()) p["last_span_age_seconds"] = age;
   return p;
 }
 
 json status(json health, json pairs, std::uint64_t events = 100) {
-  return {{"health", health}, {"window_seconds", 30}, {"pairs", pairs},
+  return {{"health", health},
+          {"window_seconds", 30},
+          {"pairs", pairs},
           {"capture", {{"events", events}, {"lost", 1}, {"pairing_ratio", 0.5}}}};
 }
 
@@ -58,8 +69,9 @@ TEST_CASE("then the larger window; a full tie keeps the current report") {
 }
 
 TEST_CASE("disjoint agents: the union of their pairs, counters summed, health 1") {
-  json merged = merge_statuses({up("http://x", status(1, {pair("a", "b", "ok", 5)}, 100)),
-                                up("http://y", status(1, {pair("c", "d", "ok", 7), pair("d", "c", "at_risk", 2)}, 50))});
+  json merged =
+      merge_statuses({up("http://x", status(1, {pair("a", "b", "ok", 5)}, 100)),
+                      up("http://y", status(1, {pair("c", "d", "ok", 7), pair("d", "c", "at_risk", 2)}, 50))});
   CHECK(merged["health"] == 1);
   CHECK(merged["health_reason"].is_null());
   CHECK(merged["pairs"].size() == 3);
@@ -70,8 +82,12 @@ TEST_CASE("disjoint agents: the union of their pairs, counters summed, health 1"
   CHECK_FALSE(merged["capture"].contains("pairing_ratio"));  // a ratio does not add up
   CHECK(merged["window_seconds"] == 30);
   REQUIRE(merged["agents"].size() == 2);
-  CHECK(merged["agents"][0] == json{{"url", "http://x"}, {"reachable", true}, {"error", nullptr},
-                                    {"health", 1}, {"pairs", 1}, {"reported_pairs", 1}});
+  CHECK(merged["agents"][0] == json{{"url", "http://x"},
+                                    {"reachable", true},
+                                    {"error", nullptr},
+                                    {"health", 1},
+                                    {"pairs", 1},
+                                    {"reported_pairs", 1}});
   CHECK(merged["agents"][1]["pairs"] == 2);
   CHECK(merged_status_exit_code(merged) == 0);
 }
@@ -121,8 +137,8 @@ TEST_CASE("an unreachable agent makes health null and says which; exit 3") {
 }
 
 TEST_CASE("an agent reporting unknown health makes health null and says which; exit 1") {
-  json merged = merge_statuses({up("http://x", status(1, {pair("a", "b", "ok", 5)})),
-                                up("http://y", status(nullptr, json::array()))});
+  json merged = merge_statuses(
+      {up("http://x", status(1, {pair("a", "b", "ok", 5)})), up("http://y", status(nullptr, json::array()))});
   CHECK(merged["health"].is_null());
   CHECK(merged["health_reason"] == "agent http://y reports unknown health");
   CHECK(merged_status_exit_code(merged) == 1);
@@ -139,7 +155,7 @@ TEST_CASE("agents that disagree on the window: window unknown") {
 TEST_CASE("odd answers from an agent of another version are tolerated, never trusted blindly") {
   json odd = {{"health", "yes"}, {"pairs", {1, "x", {{"src", 3}}, pair("a", "b", "ok", 2)}}, {"capture", 7}};
   json merged = merge_statuses({up("http://odd", odd), up("http://empty", json::object())});
-  CHECK(merged["health"].is_null());  // neither reports a number
+  CHECK(merged["health"].is_null());   // neither reports a number
   CHECK(merged["pairs"].size() == 1);  // only the pair with its names
   CHECK(merged["agents"][0]["reported_pairs"] == 1);
   CHECK(merged["capture"] == json::object());

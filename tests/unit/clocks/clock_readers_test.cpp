@@ -68,7 +68,8 @@ TEST_CASE("PHC enumeration on this machine reports what is there, cleanly") {
 
 TEST_CASE("PHC enumeration: only ptpN entries, in numeric order; a missing device is an error value") {
   TempDir sys, dev;
-  for (const char* n : {"ptp10", "ptp2", "ptp0", "ptpx", "foo"}) std::filesystem::create_directory(sys.path() + "/" + n);
+  for (const char* n : {"ptp10", "ptp2", "ptp0", "ptpx", "foo"})
+    std::filesystem::create_directory(sys.path() + "/" + n);
   std::ofstream(sys.path() + "/ptp2/clock_name") << "fake-driver\n";
   CHECK(list_phcs(sys.path()) == std::vector<std::string>{"ptp0", "ptp2", "ptp10"});
   const PhcReading r = read_phc("ptp2", sys.path(), dev.path());
@@ -85,10 +86,10 @@ TEST_CASE("PHC enumeration: only ptpN entries, in numeric order; a missing devic
 
 TEST_CASE("best_sample keeps the shortest bracket and takes its midpoint") {
   const PhcSample s[] = {
-      {1000, 500, 1400},  // interval 400
-      {2000, 1600, 2100}, // interval 100: offset = 2050 - 1600 = 450
+      {1000, 500, 1400},   // interval 400
+      {2000, 1600, 2100},  // interval 100: offset = 2050 - 1600 = 450
       {3000, 2000, 3300},
-      {5000, 0, 4000},    // runs backwards: ignored
+      {5000, 0, 4000},  // runs backwards: ignored
   };
   const auto b = best_sample(s);
   REQUIRE(b);

@@ -46,9 +46,9 @@ inline PmcText pmc_text(const std::string& name) {
 
 // The captured data sets: <role>_<name>.bin (ptp4l's reply), .request.bin (pmc -z's GET), .pmc.txt.
 inline const std::vector<std::string>& captured_exchanges() {
-  static const std::vector<std::string> k{
-      "slave_time_status_np", "slave_port_data_set", "slave_current_data_set", "slave_parent_data_set",
-      "gm_time_status_np",    "gm_port_data_set",    "gm_current_data_set",    "gm_parent_data_set"};
+  static const std::vector<std::string> k{"slave_time_status_np",  "slave_port_data_set", "slave_current_data_set",
+                                          "slave_parent_data_set", "gm_time_status_np",   "gm_port_data_set",
+                                          "gm_current_data_set",   "gm_parent_data_set"};
   return k;
 }
 

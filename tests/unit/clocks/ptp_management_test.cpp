@@ -28,7 +28,9 @@ DecodeError decode_err(const std::vector<std::uint8_t>& b) {
   return std::get<DecodeError>(r);
 }
 
-std::string port_string(const PortIdentity& p) { return to_string(p.clock_identity) + "-" + std::to_string(p.port_number); }
+std::string port_string(const PortIdentity& p) {
+  return to_string(p.clock_identity) + "-" + std::to_string(p.port_number);
+}
 
 long long as_int(const std::string& s) { return std::strtoll(s.c_str(), nullptr, 0); }
 
@@ -117,7 +119,8 @@ TEST_CASE("encode_get reproduces pmc -z's request byte for byte") {
     const auto* other = std::get_if<OtherTlv>(&req.body);
     REQUIRE(other != nullptr);
     CHECK(other->data_size == 0);
-    const auto ours = encode_get({static_cast<ManagementId>(other->management_id), req.sequence_id, req.source, req.domain});
+    const auto ours =
+        encode_get({static_cast<ManagementId>(other->management_id), req.sequence_id, req.source, req.domain});
     CHECK(std::vector<std::uint8_t>(ours.begin(), ours.end()) == wire);
   }
 }
@@ -245,7 +248,8 @@ TEST_CASE("random garbage and mutations of real replies never crash the decoder"
       for (auto& x : b) x = static_cast<std::uint8_t>(rng());
     } else {
       b = seeds[rng() % seeds.size()];
-      for (int k = 0, n = 1 + static_cast<int>(rng() % 4); k < n; ++k) b[rng() % b.size()] = static_cast<std::uint8_t>(rng());
+      for (int k = 0, n = 1 + static_cast<int>(rng() % 4); k < n; ++k)
+        b[rng() % b.size()] = static_cast<std::uint8_t>(rng());
       if (rng() % 3 == 0) b.resize(rng() % (b.size() + 1));
     }
     decoded += std::holds_alternative<Message>(decode(b)) ? 1 : 0;

@@ -8,8 +8,10 @@
 int main(int argc, char** argv) {
   using namespace skewscope::clocks;
   std::string out;
-  if (argc > 1 && std::string(argv[1]) == "--empty") append_prometheus(ClockSnapshot{}, out);
-  else append_prometheus(testing::populated_snapshot(), out);
+  if (argc > 1 && std::string(argv[1]) == "--empty")
+    append_prometheus(ClockSnapshot{}, out);
+  else
+    append_prometheus(testing::populated_snapshot(), out);
   std::fwrite(out.data(), 1, out.size(), stdout);
   return 0;
 }

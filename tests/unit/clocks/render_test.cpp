@@ -12,13 +12,17 @@ using namespace skewscope::clocks;
 
 namespace {
 
-const char* const kFamilies[] = {
-    "skewscope_ptp_master_offset_seconds", "skewscope_ptp_mean_path_delay_seconds",
-    "skewscope_ptp_port_state",            "skewscope_ptp_gm_present",
-    "skewscope_ptp_last_sync_age_seconds", "skewscope_phc_system_offset_seconds",
-    "skewscope_timex_maxerror_seconds",    "skewscope_timex_sync_status",
-    "skewscope_clock_error_bound_seconds", "skewscope_clock_status",
-    "skewscope_clock_source_errors_total"};
+const char* const kFamilies[] = {"skewscope_ptp_master_offset_seconds",
+                                 "skewscope_ptp_mean_path_delay_seconds",
+                                 "skewscope_ptp_port_state",
+                                 "skewscope_ptp_gm_present",
+                                 "skewscope_ptp_last_sync_age_seconds",
+                                 "skewscope_phc_system_offset_seconds",
+                                 "skewscope_timex_maxerror_seconds",
+                                 "skewscope_timex_sync_status",
+                                 "skewscope_clock_error_bound_seconds",
+                                 "skewscope_clock_status",
+                                 "skewscope_clock_source_errors_total"};
 
 bool has_line(const std::string& text, const std::string& line) {
   std::istringstream in(text);

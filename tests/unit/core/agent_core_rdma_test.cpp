@@ -20,7 +20,8 @@ skewscope_rdma_event record(std::uint8_t kind, std::uint32_t netns, std::uint32_
   return e;
 }
 
-skewscope_rdma_event connect(std::uint32_t netns, std::uint32_t pid, std::uint32_t qpn, std::uint32_t peer, bool tracked) {
+skewscope_rdma_event connect(std::uint32_t netns, std::uint32_t pid, std::uint32_t qpn, std::uint32_t peer,
+                             bool tracked) {
   auto e = record(SKEWSCOPE_RDMA_CONNECT, netns, pid, qpn);
   e.peer_qpn = peer;
   e.opcode = tracked ? 1 : 0;

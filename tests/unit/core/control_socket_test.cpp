@@ -45,7 +45,8 @@ int open_client(const std::string& path, const std::string& prefix = "") {
   int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
   sockaddr_un a = address(path);
   REQUIRE(connect(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) == 0);
-  if (!prefix.empty()) REQUIRE(send(fd, prefix.data(), prefix.size(), MSG_NOSIGNAL) == static_cast<ssize_t>(prefix.size()));
+  if (!prefix.empty())
+    REQUIRE(send(fd, prefix.data(), prefix.size(), MSG_NOSIGNAL) == static_cast<ssize_t>(prefix.size()));
   return fd;
 }
 

@@ -67,7 +67,8 @@ struct Run {
       auto d = decode_payload(r);
       REQUIRE(d.chunk);
       d.chunk->half.domain = domain;
-      pairing.add(*d.chunk, [](DomainId, std::int64_t ns) { return ns; }, spans, info);
+      pairing.add(
+          *d.chunk, [](DomainId, std::int64_t ns) { return ns; }, spans, info);
     }
   }
 };

@@ -77,9 +77,9 @@ TEST_CASE("state rule") {
 
 TEST_CASE("span histograms: cumulative buckets, negatives at le=0 and in their own histogram") {
   SpanHistograms h;
-  h.observe(-2'000'000);  // -2 ms
-  h.observe(30'000);      // 30 us
-  h.observe(3'000'000);   // 3 ms
+  h.observe(-2'000'000);      // -2 ms
+  h.observe(30'000);          // 30 us
+  h.observe(3'000'000);       // 3 ms
   h.observe(20'000'000'000);  // 20 s: only +Inf
   CHECK(h.duration.count == 4);
   CHECK(h.duration.le[0] == 1);  // le=0

@@ -117,7 +117,8 @@ TEST_CASE("domain registry resolves real paths and rejects others") {
   auto ok = DomainRegistry::from_specs({{"self", DomainSpec::Kind::netns, "/proc/self/ns/net"}}, "host", false);
   REQUIRE(ok);
   CHECK(ok->size() == 2);
-  auto missing = DomainRegistry::from_specs({{"x", DomainSpec::Kind::netns, "/run/netns/does-not-exist-42"}}, "h", false);
+  auto missing =
+      DomainRegistry::from_specs({{"x", DomainSpec::Kind::netns, "/run/netns/does-not-exist-42"}}, "h", false);
   CHECK_FALSE(missing);
   CHECK(missing.error.find("does-not-exist-42") != std::string::npos);
   auto not_ns = DomainRegistry::from_specs({{"x", DomainSpec::Kind::netns, "/tmp"}}, "h", false);

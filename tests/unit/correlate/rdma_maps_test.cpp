@@ -11,8 +11,10 @@ using namespace skewscope::rdma;
 
 TEST_CASE("maps: file-backed mappings with device, inode and offset; the rest skipped") {
   const char* text =
-      "7f0000000000-7f0000010000 r--p 00000000 fe:00 14884880                   /usr/lib/x86_64-linux-gnu/libibverbs.so.1.14.44.0\n"
-      "7f0000010000-7f0000030000 r-xp 00010000 fe:00 14884880                   /usr/lib/x86_64-linux-gnu/libibverbs.so.1.14.44.0\n"
+      "7f0000000000-7f0000010000 r--p 00000000 fe:00 14884880                   "
+      "/usr/lib/x86_64-linux-gnu/libibverbs.so.1.14.44.0\n"
+      "7f0000010000-7f0000030000 r-xp 00010000 fe:00 14884880                   "
+      "/usr/lib/x86_64-linux-gnu/libibverbs.so.1.14.44.0\n"
       "7f0000040000-7f0000041000 rw-p 00000000 00:00 0 \n"
       "7ffd00000000-7ffd00021000 rw-p 00000000 00:00 0                          [stack]\n"
       "7f0000050000-7f0000051000 r-xp 00001000 fe:01 77                         /tmp/gone.so (deleted)\n"
@@ -40,7 +42,9 @@ TEST_CASE("versioned export: bad input is an error, never a crash") {
   std::string error;
   CHECK_FALSE(versioned_symbol_offset("", "ibv_create_qp", "IBVERBS_1.1", error));
   CHECK_FALSE(error.empty());
-  std::string elf_header_only = "\x7f" "ELF\x02\x01\x01";
+  std::string elf_header_only =
+      "\x7f"
+      "ELF\x02\x01\x01";
   elf_header_only.resize(64, '\0');
   CHECK_FALSE(versioned_symbol_offset(elf_header_only, "ibv_create_qp", "IBVERBS_1.1", error));
   for (std::size_t cut = 0; cut < 64; cut += 7)

@@ -26,7 +26,9 @@ Scenario lab(DelayKind kind, std::function<double(double)> theta) {
 
 void offsets() {
   std::printf("## Error and half-width versus offset (90 s, tick 1 s, window 30 s, steady state = t >= 30 s)\n\n");
-  std::printf("| delays | offset (us) | ticks | misses | mean |error| (us) | mean half-width (us) | max half-width (us) | half-width / dt_min |\n|---|---|---|---|---|---|---|---|\n");
+  std::printf(
+      "| delays | offset (us) | ticks | misses | mean |error| (us) | mean half-width (us) | max half-width (us) | "
+      "half-width / dt_min |\n|---|---|---|---|---|---|---|---|\n");
   for (DelayKind kind : {DelayKind::constant, DelayKind::exponential, DelayKind::pareto})
     for (double theta : {0.0, 50e3, -50e3, 300e3, -300e3, 2e6, -2e6}) {
       Scenario sc = lab(kind, [theta](double) { return theta; });
@@ -68,7 +70,9 @@ void warmup() {
 
 void drift() {
   std::printf("## Drifting offset (120 s; theta = 100 us + rate x t)\n\n");
-  std::printf("| drift (ppm) | misses | drift estimate at 60 s (ppm) | at 120 s (ppm) | mean half-width t>=30 s (us) |\n|---|---|---|---|---|\n");
+  std::printf(
+      "| drift (ppm) | misses | drift estimate at 60 s (ppm) | at 120 s (ppm) | mean half-width t>=30 s (us) "
+      "|\n|---|---|---|---|---|\n");
   for (double ppm : {20.0, -50.0, 150.0}) {
     const Scenario sc = lab(DelayKind::exponential, [ppm](double t) { return 100e3 + ppm * 1e3 * t; });
     Estimator est;
@@ -80,8 +84,9 @@ void drift() {
       const double theta = sc.theta_ns(now * 1e-9);
       misses += !e.offset_ns || theta < *e.lower_ns || theta > *e.upper_ns;
       auto fmt = [&] {
-        return e.drift_ppm ? std::to_string(*e.drift_ppm).substr(0, 6) + " ± " + std::to_string(*e.drift_bound_ppm).substr(0, 4)
-                           : std::string("null");
+        return e.drift_ppm
+                   ? std::to_string(*e.drift_ppm).substr(0, 6) + " ± " + std::to_string(*e.drift_bound_ppm).substr(0, 4)
+                   : std::string("null");
       };
       if (now == 60'000'000'000) d60 = fmt();
       if (now == 120'000'000'000) d120 = fmt();
@@ -95,9 +100,12 @@ void drift() {
   std::printf("\n");
 
   std::printf("## Frequency step: theta = 0 until 40.3 s, then drifting (100 s)\n\n");
-  std::printf("| drift after (ppm) | ticks with a miss | of which not flagged empty | largest miss (us) | empty-interval ticks | mean half-width (us) |\n|---|---|---|---|---|---|\n");
+  std::printf(
+      "| drift after (ppm) | ticks with a miss | of which not flagged empty | largest miss (us) | empty-interval ticks "
+      "| mean half-width (us) |\n|---|---|---|---|---|---|\n");
   for (double ppm : {20.0, -60.0, 150.0}) {
-    const Scenario sc = lab(DelayKind::exponential, [ppm](double t) { return t < 40.3 ? 0.0 : ppm * 1e3 * (t - 40.3); });
+    const Scenario sc =
+        lab(DelayKind::exponential, [ppm](double t) { return t < 40.3 ? 0.0 : ppm * 1e3 * (t - 40.3); });
     Estimator est;
     int missed = 0, silent = 0, empty = 0, n = 0;
     double hw = 0, worst = 0;
@@ -121,9 +129,12 @@ void drift() {
 
 void convergence() {
   std::printf("## Convergence after a step in the offset at t = 40.3 s (100 s run, tick 1 s, bucket 1 s)\n\n");
-  std::printf("Holds again = from then on every tick's interval holds the new offset. Narrow again = from then on the\n"
-              "half-width is also below 3 x dt_min (60 us). Misses count ticks whose interval excludes the offset.\n\n");
-  std::printf("| step (us) | max drift (ppm) | holds again after (s) | narrow again after (s) | misses | of which not flagged empty | empty-interval ticks | max half-width while empty (us) |\n|---|---|---|---|---|---|---|---|\n");
+  std::printf(
+      "Holds again = from then on every tick's interval holds the new offset. Narrow again = from then on the\n"
+      "half-width is also below 3 x dt_min (60 us). Misses count ticks whose interval excludes the offset.\n\n");
+  std::printf(
+      "| step (us) | max drift (ppm) | holds again after (s) | narrow again after (s) | misses | of which not flagged "
+      "empty | empty-interval ticks | max half-width while empty (us) |\n|---|---|---|---|---|---|---|---|\n");
   for (double max_ppm : {200.0, 0.0})
     for (double step : {50e3, -50e3, 300e3, -300e3, 2e6, -2e6}) {
       const Scenario sc = lab(DelayKind::exponential, [step](double t) { return t < 40.3 ? 0.0 : step; });
@@ -158,7 +169,10 @@ void whatif_table() {
   Estimator est;
   std::vector<skewscope::Span> spans;
   const char* names[] = {"?", "pre", "infer", "post"};
-  struct Link { skewscope::DomainId a, b; double floor_ns, tail_ns; };
+  struct Link {
+    skewscope::DomainId a, b;
+    double floor_ns, tail_ns;
+  };
   for (const Link& l : {Link{1, 2, 20e3, 30e3}, Link{2, 3, 40e3, 2e6}}) {  // a fast hop and a Kafka-like 2 ms hop
     Scenario sc;
     sc.a = l.a;

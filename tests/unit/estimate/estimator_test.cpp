@@ -15,8 +15,8 @@ namespace {
 
 struct Tally {
   int ticks = 0, two_sided = 0, misses = 0, empty = 0;
-  double worst_bound_ratio = 0;   // bound / true Δt_min, after warm-up
-  double worst_error_ns = 0;      // |offset − expected midpoint|, after warm-up
+  double worst_bound_ratio = 0;  // bound / true Δt_min, after warm-up
+  double worst_error_ns = 0;     // |offset − expected midpoint|, after warm-up
 };
 
 // Runs sc over [0, seconds) and checks every tick. Warm-up: the first window, while the slope
@@ -166,9 +166,9 @@ TEST_CASE("old constraints age out of the window, and idle pairs are evicted") {
   });
   REQUIRE(min_at_20);
   REQUIRE(min_at_45);
-  CHECK(*min_at_20 < 6'000);                            // the fast messages are still in the window
+  CHECK(*min_at_20 < 6'000);                                   // the fast messages are still in the window
   CHECK(*min_at_45 == doctest::Approx(50'000).epsilon(0.02));  // they have aged out
-  est.tick(120'000'000'000);                             // a window after the last span
+  est.tick(120'000'000'000);                                   // a window after the last span
   CHECK_FALSE(est.estimate(1, 2));
   CHECK(est.counters().pairs_evicted == 1);
   // A span older than the window of the newest data is counted, not kept.

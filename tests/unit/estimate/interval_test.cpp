@@ -22,7 +22,7 @@ TEST_CASE("one side only gives a one-sided bound") {
   CHECK_FALSE(s.lower_ns.has_value());
   CHECK(*s.upper_ns == doctest::Approx(50));
   // With drift allowed, the bound on θ now loosens by ρ_max × age of the tightest constraint.
-  auto d = solve_interval(c, 1000);  // 1 ppm
+  auto d = solve_interval(c, 1000);             // 1 ppm
   CHECK(*d.upper_ns == doctest::Approx(1050));  // 1 ppm = 1000 ns per second of age
 }
 

@@ -59,7 +59,7 @@ TEST_CASE("error specs parse, and bad ones say why") {
   CHECK(kind.error.find("uniform") != std::string::npos);
   CHECK_FALSE(parse_error_model("gaussian"));
   CHECK_FALSE(parse_error_model("gaussian:"));
-  CHECK_FALSE(parse_error_model("gaussian:5"));      // a unit is required
+  CHECK_FALSE(parse_error_model("gaussian:5"));  // a unit is required
   CHECK_FALSE(parse_error_model("gaussian:5parsecs"));
   CHECK_FALSE(parse_error_models("gaussian:1ms|"));  // empty second spec
   CHECK_FALSE(parse_error_models(""));
@@ -104,7 +104,8 @@ TEST_CASE("what-if table from windowed spans: constant span s gives Φ(−s/(σ�
   CHECK(t.rows[0].violated[0] == doctest::Approx(1));
   CHECK(t.pairs_violated_share[2] == 0);
 
-  const auto text = render_what_if(t, [](skewscope::DomainId d) { return d == 1 ? std::string("pre") : std::string("infer"); });
+  const auto text =
+      render_what_if(t, [](skewscope::DomainId d) { return d == 1 ? std::string("pre") : std::string("infer"); });
   CHECK(text.find("gaussian:1ms") != std::string::npos);
   CHECK(text.find("pre") != std::string::npos);
   CHECK(text.find("infer") != std::string::npos);

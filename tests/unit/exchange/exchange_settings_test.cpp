@@ -25,8 +25,8 @@ TEST_CASE("exchange options: every bad value is a one-line error naming the opti
   CHECK(error("kafka:a:1", {"no.such.property=1"}, "t", "1/1").find("--exchange-config no.such.property") == 0);
   CHECK(error("kafka:a:1", {"linger.ms=abc"}, "t", "1/1") != "");
   CHECK(error("kafka:a:1", {"novalue"}, "t", "1/1").find("KEY=VALUE") != std::string::npos);
-  for (const char* fixed : {"partitioner=random", "partition.assignment.strategy=range", "group.id=x",
-                            "bootstrap.servers=b:1"})
+  for (const char* fixed :
+       {"partitioner=random", "partition.assignment.strategy=range", "group.id=x", "bootstrap.servers=b:1"})
     CHECK(error("kafka:a:1", {fixed}, "t", "1/1").find("set by skewscope") != std::string::npos);
   CHECK(error("kafka:a:1", {}, "bad topic", "1/1").find("--exchange-topic") == 0);
   for (const char* sample : {"1/0", "2/4", "1/", "1/x", "1/1000001", "4"})

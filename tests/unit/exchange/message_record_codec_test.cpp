@@ -64,8 +64,8 @@ std::string edited(const WireBatch& b, auto edit) {
 
 TEST_CASE("kafka batch halves survive encode and decode unchanged, beside tcp halves") {
   WireBatch b = message_batch();
-  b.halves.push_back({HalfKind::send, Transport::tcp, FlowKey{v4(1), v4(3), 41000, 9092}, 7, 64,
-                      1'790'000'000'000'000'000, 0});
+  b.halves.push_back(
+      {HalfKind::send, Transport::tcp, FlowKey{v4(1), v4(3), 41000, 9092}, 7, 64, 1'790'000'000'000'000'000, 0});
   DecodedRecord d = decode_record(bytes_of(encode_record(b)));
   REQUIRE(d.batch);
   CHECK(*d.batch == b);
@@ -98,9 +98,11 @@ TEST_CASE("invalid kafka halves reject the record as invalid_content") {
       {"negative base offset", [](auto& pb) { pb.mutable_message_halves(0)->set_base_offset(-5); }},
       {"fetched without consumer", [](auto& pb) { pb.mutable_message_halves(1)->clear_consumer(); }},
       {"produced with consumer", [](auto& pb) { pb.mutable_message_halves(0)->mutable_consumer()->set_local_port(1); }},
-      {"short consumer address", [](auto& pb) { pb.mutable_message_halves(1)->mutable_consumer()->set_local_addr("abc"); }},
+      {"short consumer address",
+       [](auto& pb) { pb.mutable_message_halves(1)->mutable_consumer()->set_local_addr("abc"); }},
       {"consumer port 0", [](auto& pb) { pb.mutable_message_halves(1)->mutable_consumer()->set_remote_port(0); }},
-      {"consumer port > 65535", [](auto& pb) { pb.mutable_message_halves(1)->mutable_consumer()->set_local_port(70000); }},
+      {"consumer port > 65535",
+       [](auto& pb) { pb.mutable_message_halves(1)->mutable_consumer()->set_local_port(70000); }},
   };
   for (const auto& [name, edit] : cases) {
     DecodedRecord d = decode_record(bytes_of(edited(b, edit)));
@@ -134,8 +136,8 @@ TEST_CASE("the wire form keeps what the pairing key needs") {
   // Idempotent batch: produced and fetched halves name the same key; the plain one the CRC.
   CHECK(protocols::kafka::primary_key(to_batch_half(b.messages[0])) ==
         protocols::kafka::primary_key(to_batch_half(b.messages[1])));
-  CHECK((protocols::kafka::primary_key(to_batch_half(b.messages[2]))->kind ==
-         protocols::kafka::PairingKey::Kind::kCrc));
+  CHECK(
+      (protocols::kafka::primary_key(to_batch_half(b.messages[2]))->kind == protocols::kafka::PairingKey::Kind::kCrc));
 }
 
 }  // namespace skewscope::exchange

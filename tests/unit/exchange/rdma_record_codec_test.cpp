@@ -20,7 +20,8 @@ WireBatch rdma_batch() {
   const std::int64_t t0 = 1'790'000'000'000'000'000;
   const Address mine = gid_v4(10, 77, 0, 1), peer = gid_v4(10, 77, 0, 2);
   for (std::uint64_t k = 0; k < 3; ++k) {
-    b.rdma_halves.push_back({HalfKind::send, mine, peer, 0x1234, 0xabcdef, 4242, 99, k, 64, t0 + static_cast<std::int64_t>(k) * 1000, 0});
+    b.rdma_halves.push_back(
+        {HalfKind::send, mine, peer, 0x1234, 0xabcdef, 4242, 99, k, 64, t0 + static_cast<std::int64_t>(k) * 1000, 0});
     b.rdma_halves.push_back({HalfKind::recv, mine, peer, 0x1234, 0xabcdef, 4242, 99, k, 0, t0 - 7'000, 0});
   }
   // A reconnect of the same QP: another generation, another connection entry.
@@ -90,18 +91,25 @@ TEST_CASE("invalid RDMA content is a counted rejection") {
     change(pb);
     return reject_of(pb);
   };
-  CHECK((with([](v1::HalvesBatch& pb) { pb.mutable_rdma_connections(0)->set_local_gid("short"); }) == RecordReject::invalid_content));
-  CHECK((with([](v1::HalvesBatch& pb) { pb.mutable_rdma_connections(1)->set_peer_gid(std::string(17, 'x')); }) == RecordReject::invalid_content));
-  CHECK((with([](v1::HalvesBatch& pb) { pb.mutable_rdma_connections(0)->set_local_qpn(1u << 24); }) == RecordReject::invalid_content));
-  CHECK((with([](v1::HalvesBatch& pb) { pb.mutable_rdma_connections(0)->set_peer_qpn(0xffffffffu); }) == RecordReject::invalid_content));
-  CHECK((with([](v1::HalvesBatch& pb) { pb.mutable_rdma_halves(2)->set_connection(2); }) == RecordReject::invalid_content));
+  CHECK((with([](v1::HalvesBatch& pb) { pb.mutable_rdma_connections(0)->set_local_gid("short"); }) ==
+         RecordReject::invalid_content));
+  CHECK((with([](v1::HalvesBatch& pb) { pb.mutable_rdma_connections(1)->set_peer_gid(std::string(17, 'x')); }) ==
+         RecordReject::invalid_content));
+  CHECK((with([](v1::HalvesBatch& pb) { pb.mutable_rdma_connections(0)->set_local_qpn(1u << 24); }) ==
+         RecordReject::invalid_content));
+  CHECK((with([](v1::HalvesBatch& pb) { pb.mutable_rdma_connections(0)->set_peer_qpn(0xffffffffu); }) ==
+         RecordReject::invalid_content));
+  CHECK((with([](v1::HalvesBatch& pb) { pb.mutable_rdma_halves(2)->set_connection(2); }) ==
+         RecordReject::invalid_content));
   CHECK((with([](v1::HalvesBatch& pb) { pb.mutable_rdma_halves(0)->set_domain(1); }) == RecordReject::invalid_content));
-  CHECK((with([](v1::HalvesBatch& pb) { pb.mutable_rdma_halves(3)->set_kind(v1::RdmaHalf::KIND_UNSPECIFIED); }) == RecordReject::invalid_content));
-  CHECK((with([](v1::HalvesBatch& pb) { pb.mutable_rdma_halves(3)->set_kind(static_cast<v1::RdmaHalf::Kind>(9)); }) == RecordReject::invalid_content));
+  CHECK((with([](v1::HalvesBatch& pb) { pb.mutable_rdma_halves(3)->set_kind(v1::RdmaHalf::KIND_UNSPECIFIED); }) ==
+         RecordReject::invalid_content));
+  CHECK((with([](v1::HalvesBatch& pb) { pb.mutable_rdma_halves(3)->set_kind(static_cast<v1::RdmaHalf::Kind>(9)); }) ==
+         RecordReject::invalid_content));
   // Connections nobody refers to beyond the halves' count: not a record we wrote.
   CHECK((with([](v1::HalvesBatch& pb) {
-          for (int i = 0; i < 8; ++i) *pb.add_rdma_connections() = pb.rdma_connections(0);
-        }) == RecordReject::invalid_content));
+           for (int i = 0; i < 8; ++i) *pb.add_rdma_connections() = pb.rdma_connections(0);
+         }) == RecordReject::invalid_content));
   // A hostile delta wraps instead of overflowing.
   v1::HalvesBatch wild = good;
   wild.mutable_rdma_halves(0)->set_realtime_delta_ns(INT64_MAX);

@@ -42,7 +42,8 @@ TEST_CASE("halves from two hosts pair on the owner of their partition") {
   Fixture f;
   const std::int64_t t0 = 100 * kSecond;
   f.pairing.assign({3}, t0);
-  for (std::uint32_t i = 0; i < 20; ++i) f.message(3, 1000 + 10 * i, t0 + i * 1'000'000, -5'000'000, t0 + i * 1'000'000 + 30'000'000);
+  for (std::uint32_t i = 0; i < 20; ++i)
+    f.message(3, 1000 + 10 * i, t0 + i * 1'000'000, -5'000'000, t0 + i * 1'000'000 + 30'000'000);
   AgentReport r = f.report(t0 + 100'000'000);
   REQUIRE(r.health.pairs.size() == 1);
   const PairReport& p = r.health.pairs[0];

@@ -40,7 +40,8 @@ inline std::vector<Record> parse_capture(std::span<const std::uint8_t> in) {
     r.ts_ns = le(pos + 9, 8);
     pos += 17;
     if (captured > in.size() - pos) break;
-    r.bytes.assign(in.begin() + static_cast<std::ptrdiff_t>(pos), in.begin() + static_cast<std::ptrdiff_t>(pos + captured));
+    r.bytes.assign(in.begin() + static_cast<std::ptrdiff_t>(pos),
+                   in.begin() + static_cast<std::ptrdiff_t>(pos + captured));
     pos += captured;
     out.push_back(std::move(r));
   }

@@ -126,10 +126,10 @@ Exchange produce(int version, const std::vector<RealBatch>& a, const std::vector
     resp.count(2);
     for (int p = 0; p < 2; ++p) {
       resp.be(static_cast<std::uint64_t>(p + 5), 4);
-      resp.be(0, 2);                                           // error_code
-      resp.be(static_cast<std::uint64_t>(1000 * t + p), 8);    // base_offset
-      resp.be(~0ull, 8);                                       // log_append_time_ms = -1
-      if (version >= 5) resp.be(0, 8);                         // log_start_offset
+      resp.be(0, 2);                                         // error_code
+      resp.be(static_cast<std::uint64_t>(1000 * t + p), 8);  // base_offset
+      resp.be(~0ull, 8);                                     // log_append_time_ms = -1
+      if (version >= 5) resp.be(0, 8);                       // log_start_offset
       if (version >= 8) {
         resp.count(0);  // record_errors
         resp.null_string();

@@ -87,7 +87,8 @@ TEST_CASE("zmtp: PUSH/PULL capture gives every message, frame and command") {
   CHECK(r.messages[0].size() > records.size());
   // Messages tile the stream after the handshake: each starts where the previous ended.
   for (std::size_t i = 1; i < r.messages[0].size(); ++i)
-    CHECK(r.messages[0][i].seq == static_cast<std::uint32_t>(r.messages[0][i - 1].seq + r.messages[0][i - 1].wire_bytes));
+    CHECK(r.messages[0][i].seq ==
+          static_cast<std::uint32_t>(r.messages[0][i - 1].seq + r.messages[0][i - 1].wire_bytes));
   // The 9000-byte message spans reads: its first and last bytes came in different chunks.
   bool spans = false;
   for (const auto& m : r.messages[0]) spans |= m.payload_bytes == 9000 && m.first_ts_ns < m.last_ts_ns;
@@ -113,7 +114,8 @@ TEST_CASE("zmtp: split at every byte boundary gives the same messages as whole r
       const Run split = run(to_chunks(records, piece));
       for (int d = 0; d < 2; ++d) {
         REQUIRE(split.messages[d].size() == whole.messages[d].size());
-        for (std::size_t i = 0; i < whole.messages[d].size(); ++i) CHECK(same(split.messages[d][i], whole.messages[d][i]));
+        for (std::size_t i = 0; i < whole.messages[d].size(); ++i)
+          CHECK(same(split.messages[d][i], whole.messages[d][i]));
         CHECK(split.tracker[d].counters().commands == whole.tracker[d].counters().commands);
       }
     }
@@ -140,8 +142,7 @@ TEST_CASE("zmtp: truncated prefixes never invent a message and count what they l
           REQUIRE(j < whole.messages[d].size());
           CHECK(same(m, whole.messages[d][j]));
         }
-        if (cut.messages[d].size() < whole.messages[d].size())
-          CHECK(c.sync_losses + c.unparsed_connections > 0);
+        if (cut.messages[d].size() < whole.messages[d].size()) CHECK(c.sync_losses + c.unparsed_connections > 0);
         if (cap == 0) CHECK(c.unparsed_connections == 1);  // the greeting's signature is not known
       }
     }

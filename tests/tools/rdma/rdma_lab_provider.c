@@ -35,10 +35,12 @@ enum lab_op_slot {
 	SLOT_REQ_NOTIFY_CQ = 69,
 	SLOT__COUNT = 76,
 };
-struct lab_context_ops { void *slot[SLOT__COUNT]; };
+struct lab_context_ops {
+	void *slot[SLOT__COUNT];
+};
 
 struct verbs_device;
-struct lab_device_ops {  /* struct verbs_device_ops */
+struct lab_device_ops { /* struct verbs_device_ops */
 	const char *name;
 	uint32_t match_min_abi_version, match_max_abi_version;
 	const void *match_table;
@@ -49,15 +51,15 @@ struct lab_device_ops {  /* struct verbs_device_ops */
 	void *alloc_device;
 	void (*uninit_device)(struct verbs_device *device);
 };
-struct lab_verbs_device {  /* struct verbs_device */
+struct lab_verbs_device { /* struct verbs_device */
 	struct ibv_device device;
 	const struct lab_device_ops *ops;
 	atomic_int refcount;
 	void *entry_next, *entry_prev;
-	void *sysfs;  /* NULL: libibverbs opens no /dev file and asks alloc_context with fd -1 */
+	void *sysfs; /* NULL: libibverbs opens no /dev file and asks alloc_context with fd -1 */
 	uint64_t core_support;
 };
-struct lab_verbs_mr {  /* struct verbs_mr: libibverbs writes past ibv_mr */
+struct lab_verbs_mr { /* struct verbs_mr: libibverbs writes past ibv_mr */
 	struct ibv_mr ibv_mr;
 	int mr_type;
 	int access;
@@ -72,18 +74,22 @@ void verbs_set_ops(struct verbs_context *vctx, const struct lab_context_ops *ops
 
 enum { LAB_MAX_QPS_PER_CQ = 64, LAB_MAX_RECVS = 4096, LAB_MAX_MSG = 65000 };
 
-struct lab_header {  /* precedes each message on the wire */
-	uint8_t opcode;  /* enum ibv_wr_opcode */
+struct lab_header {	/* precedes each message on the wire */
+	uint8_t opcode; /* enum ibv_wr_opcode */
 	uint8_t pad[3];
-	uint32_t imm;    /* network order, as the application gave it */
+	uint32_t imm; /* network order, as the application gave it */
 };
 
-struct lab_recv { uint64_t wr_id; void *addr; uint32_t length; };
+struct lab_recv {
+	uint64_t wr_id;
+	void *addr;
+	uint32_t length;
+};
 
 struct lab_qp {
-	struct ibv_qp qp;  /* first: libibverbs and the application see only this */
+	struct ibv_qp qp; /* first: libibverbs and the application see only this */
 	int sock;
-	struct lab_recv recvs[LAB_MAX_RECVS];  /* posted receives, a ring */
+	struct lab_recv recvs[LAB_MAX_RECVS]; /* posted receives, a ring */
 	unsigned recv_head, recv_count;
 	int sq_sig_all;
 };
@@ -92,15 +98,17 @@ struct lab_cq {
 	struct ibv_cq cq;
 	struct ibv_wc *ring;
 	unsigned capacity, head, count;
-	struct lab_qp *recv_qps[LAB_MAX_QPS_PER_CQ];  /* QPs whose receives complete here */
+	struct lab_qp *recv_qps[LAB_MAX_QPS_PER_CQ]; /* QPs whose receives complete here */
 };
 
-struct lab_context { struct verbs_context vctx; };
+struct lab_context {
+	struct verbs_context vctx;
+};
 
 static int cq_push(struct lab_cq *cq, const struct ibv_wc *wc)
 {
 	if (cq->count == cq->capacity)
-		return ENOMEM;  /* CQ overrun: the application polls too little */
+		return ENOMEM; /* CQ overrun: the application polls too little */
 	cq->ring[(cq->head + cq->count) % cq->capacity] = *wc;
 	cq->count++;
 	return 0;
@@ -114,7 +122,11 @@ static struct ibv_pd *lab_alloc_pd(struct ibv_context *context)
 	return pd;
 }
 
-static int lab_dealloc_pd(struct ibv_pd *pd) { free(pd); return 0; }
+static int lab_dealloc_pd(struct ibv_pd *pd)
+{
+	free(pd);
+	return 0;
+}
 
 static struct ibv_mr *lab_reg_mr(struct ibv_pd *pd, void *addr, size_t length, uint64_t hca_va, int access)
 {
@@ -132,12 +144,18 @@ static struct ibv_mr *lab_reg_mr(struct ibv_pd *pd, void *addr, size_t length, u
 	return &mr->ibv_mr;
 }
 
-static int lab_dereg_mr(struct lab_verbs_mr *mr) { free(mr); return 0; }
+static int lab_dereg_mr(struct lab_verbs_mr *mr)
+{
+	free(mr);
+	return 0;
+}
 
-static struct ibv_cq *lab_create_cq(struct ibv_context *context, int cqe, struct ibv_comp_channel *channel, int comp_vector)
+static struct ibv_cq *lab_create_cq(struct ibv_context *context, int cqe, struct ibv_comp_channel *channel,
+				    int comp_vector)
 {
 	struct lab_cq *cq = calloc(1, sizeof(*cq));
-	(void)channel; (void)comp_vector;
+	(void)channel;
+	(void)comp_vector;
 	if (!cq || cqe <= 0)
 		goto fail;
 	cq->capacity = (unsigned)cqe;
@@ -163,7 +181,12 @@ static int lab_destroy_cq(struct ibv_cq *ibcq)
 	return 0;
 }
 
-static int lab_req_notify_cq(struct ibv_cq *cq, int solicited_only) { (void)cq; (void)solicited_only; return EOPNOTSUPP; }
+static int lab_req_notify_cq(struct ibv_cq *cq, int solicited_only)
+{
+	(void)cq;
+	(void)solicited_only;
+	return EOPNOTSUPP;
+}
 
 static struct ibv_qp *lab_create_qp(struct ibv_pd *pd, struct ibv_qp_init_attr *attr)
 {
@@ -187,7 +210,7 @@ static struct ibv_qp *lab_create_qp(struct ibv_pd *pd, struct ibv_qp_init_attr *
 	if (!qp)
 		return NULL;
 	qp->sock = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
-	int big = 4 << 20;  /* RC does not drop: give the socket room for a burst */
+	int big = 4 << 20; /* RC does not drop: give the socket room for a burst */
 	if (qp->sock < 0 || setsockopt(qp->sock, SOL_SOCKET, SO_RCVBUF, &big, sizeof(big)) ||
 	    bind(qp->sock, (struct sockaddr *)&self, sizeof(self)) ||
 	    getsockname(qp->sock, (struct sockaddr *)&self, &len)) {
@@ -203,7 +226,7 @@ static struct ibv_qp *lab_create_qp(struct ibv_pd *pd, struct ibv_qp_init_attr *
 	qp->qp.pd = pd;
 	qp->qp.send_cq = attr->send_cq;
 	qp->qp.recv_cq = attr->recv_cq;
-	qp->qp.qp_num = ntohs(self.sin_port);  /* the QPN is the port the peer sends to */
+	qp->qp.qp_num = ntohs(self.sin_port); /* the QPN is the port the peer sends to */
 	qp->qp.state = IBV_QPS_RESET;
 	qp->qp.qp_type = IBV_QPT_RC;
 	pthread_mutex_init(&qp->qp.mutex, NULL);
@@ -216,8 +239,10 @@ static struct ibv_qp *lab_create_qp(struct ibv_pd *pd, struct ibv_qp_init_attr *
 static void flush_recvs(struct lab_qp *qp)
 {
 	while (qp->recv_count) {
-		struct ibv_wc wc = {.wr_id = qp->recvs[qp->recv_head].wr_id, .status = IBV_WC_WR_FLUSH_ERR,
-				    .opcode = IBV_WC_RECV, .qp_num = qp->qp.qp_num};
+		struct ibv_wc wc = {.wr_id = qp->recvs[qp->recv_head].wr_id,
+				    .status = IBV_WC_WR_FLUSH_ERR,
+				    .opcode = IBV_WC_RECV,
+				    .qp_num = qp->qp.qp_num};
 		if (cq_push((struct lab_cq *)qp->qp.recv_cq, &wc))
 			break;
 		qp->recv_head = (qp->recv_head + 1) % LAB_MAX_RECVS;
@@ -236,7 +261,7 @@ static int lab_modify_qp(struct ibv_qp *ibqp, struct ibv_qp_attr *attr, int mask
 		static const uint8_t v4_mapped[12] = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff};
 		if (!(mask & IBV_QP_DEST_QPN) || !(mask & IBV_QP_AV) || !attr->ah_attr.is_global ||
 		    memcmp(gid, v4_mapped, sizeof(v4_mapped)) || attr->dest_qp_num > 0xffff)
-			return EINVAL;  /* the lab routes by IPv4-mapped GID and a 16-bit QPN */
+			return EINVAL; /* the lab routes by IPv4-mapped GID and a 16-bit QPN */
 		memcpy(&peer.sin_addr, gid + 12, 4);
 		peer.sin_port = htons((uint16_t)attr->dest_qp_num);
 		if (connect(qp->sock, (struct sockaddr *)&peer, sizeof(peer)))
@@ -286,8 +311,10 @@ static int lab_post_send(struct ibv_qp *ibqp, struct ibv_send_wr *wr, struct ibv
 		size_t len = sizeof(h);
 		enum ibv_wc_opcode done;
 		switch (wr->opcode) {
-		case IBV_WR_SEND: case IBV_WR_SEND_WITH_IMM: done = IBV_WC_SEND; break;
-		case IBV_WR_RDMA_WRITE: case IBV_WR_RDMA_WRITE_WITH_IMM: done = IBV_WC_RDMA_WRITE; break;
+		case IBV_WR_SEND:
+		case IBV_WR_SEND_WITH_IMM: done = IBV_WC_SEND; break;
+		case IBV_WR_RDMA_WRITE:
+		case IBV_WR_RDMA_WRITE_WITH_IMM: done = IBV_WC_RDMA_WRITE; break;
 		default: *bad = wr; return EINVAL;
 		}
 		if (qp->qp.state != IBV_QPS_RTS) {
@@ -308,8 +335,11 @@ static int lab_post_send(struct ibv_qp *ibqp, struct ibv_send_wr *wr, struct ibv
 			return errno ? errno : EIO;
 		}
 		if (qp->sq_sig_all || (wr->send_flags & IBV_SEND_SIGNALED)) {
-			struct ibv_wc wc = {.wr_id = wr->wr_id, .status = IBV_WC_SUCCESS, .opcode = done,
-					    .byte_len = (uint32_t)(len - sizeof(h)), .qp_num = qp->qp.qp_num};
+			struct ibv_wc wc = {.wr_id = wr->wr_id,
+					    .status = IBV_WC_SUCCESS,
+					    .opcode = done,
+					    .byte_len = (uint32_t)(len - sizeof(h)),
+					    .qp_num = qp->qp.qp_num};
 			if (cq_push((struct lab_cq *)qp->qp.send_cq, &wc)) {
 				*bad = wr;
 				return ENOMEM;
@@ -338,7 +368,7 @@ static void deliver(struct lab_cq *cq, struct lab_qp *qp)
 		qp->recv_count--;
 		struct ibv_wc wc = {.wr_id = r->wr_id, .qp_num = qp->qp.qp_num, .byte_len = bytes};
 		if (h.opcode == IBV_WR_RDMA_WRITE_WITH_IMM) {
-			wc.opcode = IBV_WC_RECV_RDMA_WITH_IMM;  /* the data went to the MR; only imm here */
+			wc.opcode = IBV_WC_RECV_RDMA_WITH_IMM; /* the data went to the MR; only imm here */
 			wc.wc_flags = IBV_WC_WITH_IMM;
 			wc.imm_data = h.imm;
 			wc.status = IBV_WC_SUCCESS;
@@ -375,27 +405,28 @@ static int lab_poll_cq(struct ibv_cq *ibcq, int n, struct ibv_wc *wc)
 
 static void lab_free_context(struct ibv_context *ibctx)
 {
-	struct lab_context *ctx = (struct lab_context *)((char *)ibctx - offsetof(struct lab_context, vctx.context));
+	struct lab_context *ctx =
+		(struct lab_context *)((char *)ibctx - offsetof(struct lab_context, vctx.context));
 	verbs_uninit_context(&ctx->vctx);
 	free(ctx);
 }
 
 static const struct lab_context_ops lab_ops = {.slot = {
-	[SLOT_ALLOC_PD] = lab_alloc_pd,
-	[SLOT_CREATE_CQ] = lab_create_cq,
-	[SLOT_CREATE_QP] = lab_create_qp,
-	[SLOT_DEALLOC_PD] = lab_dealloc_pd,
-	[SLOT_DEREG_MR] = lab_dereg_mr,
-	[SLOT_DESTROY_CQ] = lab_destroy_cq,
-	[SLOT_DESTROY_QP] = lab_destroy_qp,
-	[SLOT_FREE_CONTEXT] = lab_free_context,
-	[SLOT_MODIFY_QP] = lab_modify_qp,
-	[SLOT_POLL_CQ] = lab_poll_cq,
-	[SLOT_POST_RECV] = lab_post_recv,
-	[SLOT_POST_SEND] = lab_post_send,
-	[SLOT_REG_MR] = lab_reg_mr,
-	[SLOT_REQ_NOTIFY_CQ] = lab_req_notify_cq,
-}};
+						       [SLOT_ALLOC_PD] = lab_alloc_pd,
+						       [SLOT_CREATE_CQ] = lab_create_cq,
+						       [SLOT_CREATE_QP] = lab_create_qp,
+						       [SLOT_DEALLOC_PD] = lab_dealloc_pd,
+						       [SLOT_DEREG_MR] = lab_dereg_mr,
+						       [SLOT_DESTROY_CQ] = lab_destroy_cq,
+						       [SLOT_DESTROY_QP] = lab_destroy_qp,
+						       [SLOT_FREE_CONTEXT] = lab_free_context,
+						       [SLOT_MODIFY_QP] = lab_modify_qp,
+						       [SLOT_POLL_CQ] = lab_poll_cq,
+						       [SLOT_POST_RECV] = lab_post_recv,
+						       [SLOT_POST_SEND] = lab_post_send,
+						       [SLOT_REG_MR] = lab_reg_mr,
+						       [SLOT_REQ_NOTIFY_CQ] = lab_req_notify_cq,
+					       }};
 
 static struct verbs_context *lab_alloc_context(struct ibv_device *device, int cmd_fd, void *private_data)
 {
@@ -409,7 +440,10 @@ static struct verbs_context *lab_alloc_context(struct ibv_device *device, int cm
 	return &ctx->vctx;
 }
 
-static void lab_uninit_device(struct verbs_device *device) { (void)device; }
+static void lab_uninit_device(struct verbs_device *device)
+{
+	(void)device;
+}
 
 static const struct lab_device_ops lab_device_ops = {
 	.name = "skewscope_lab",
@@ -421,10 +455,15 @@ static const struct lab_device_ops lab_device_ops = {
 
 /* Refcount 2: closing the last context must never free this static device. */
 static struct lab_verbs_device lab_device = {
-	.device = {.node_type = IBV_NODE_CA, .transport_type = IBV_TRANSPORT_IB,
-		   .name = "lab0", .dev_name = "uverbs-lab0"},
+	.device = {.node_type = IBV_NODE_CA,
+		   .transport_type = IBV_TRANSPORT_IB,
+		   .name = "lab0",
+		   .dev_name = "uverbs-lab0"},
 	.ops = &lab_device_ops,
 	.refcount = 2,
 };
 
-struct ibv_device *rdma_lab_device(void) { return &lab_device.device; }
+struct ibv_device *rdma_lab_device(void)
+{
+	return &lab_device.device;
+}

@@ -25,7 +25,12 @@
 
 #include "rdma_lab_provider.h"
 
-#define DIE(...) do { fprintf(stderr, "rdma_verbs_pingpong: " __VA_ARGS__); fputc('\n', stderr); exit(1); } while (0)
+#define DIE(...)                                                      \
+	do {                                                          \
+		fprintf(stderr, "rdma_verbs_pingpong: " __VA_ARGS__); \
+		fputc('\n', stderr);                                  \
+		exit(1);                                              \
+	} while (0)
 
 enum { MSG = 4096 };
 
@@ -34,7 +39,10 @@ struct options {
 	long count, writes, imm_every, window, size, bench;
 };
 
-struct conn_info { uint32_t qpn; uint8_t gid[16]; };
+struct conn_info {
+	uint32_t qpn;
+	uint8_t gid[16];
+};
 
 struct verbs {
 	struct ibv_context *ctx;
@@ -42,7 +50,7 @@ struct verbs {
 	struct ibv_mr *mr;
 	struct ibv_cq *cq;
 	struct ibv_qp *qp;
-	char *buf;  /* window receive slots, then one send slot */
+	char *buf; /* window receive slots, then one send slot */
 	long window;
 	long sends, send_completions, recvs, writes, write_imm, flushed, errors;
 };
@@ -113,13 +121,19 @@ static void open_verbs(struct verbs *v, long window)
 		DIE("ibv_open_device failed");
 	v->pd = ibv_alloc_pd(v->ctx);
 	v->buf = calloc((size_t)window + 1, MSG);
-	v->mr = v->pd && v->buf ? ibv_reg_mr(v->pd, v->buf, (size_t)(window + 1) * MSG, IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE) : NULL;
+	v->mr = v->pd && v->buf ? ibv_reg_mr(v->pd, v->buf, (size_t)(window + 1) * MSG,
+					     IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE)
+				: NULL;
 	v->cq = ibv_create_cq(v->ctx, (int)(2 * window + 16), NULL, NULL, 0);
 	if (!v->pd || !v->mr || !v->cq)
 		DIE("PD, MR or CQ failed");
-	struct ibv_qp_init_attr qa = {.send_cq = v->cq, .recv_cq = v->cq, .qp_type = IBV_QPT_RC,
-				      .cap = {.max_send_wr = (uint32_t)window, .max_recv_wr = (uint32_t)window,
-					      .max_send_sge = 1, .max_recv_sge = 1}};
+	struct ibv_qp_init_attr qa = {.send_cq = v->cq,
+				      .recv_cq = v->cq,
+				      .qp_type = IBV_QPT_RC,
+				      .cap = {.max_send_wr = (uint32_t)window,
+					      .max_recv_wr = (uint32_t)window,
+					      .max_send_sge = 1,
+					      .max_recv_sge = 1}};
 	v->qp = ibv_create_qp(v->pd, &qa);
 	if (!v->qp)
 		DIE("ibv_create_qp: %s", strerror(errno));
@@ -127,7 +141,9 @@ static void open_verbs(struct verbs *v, long window)
 
 static void connect_qp(struct verbs *v, const struct conn_info *peer)
 {
-	struct ibv_qp_attr a = {.qp_state = IBV_QPS_INIT, .pkey_index = 0, .port_num = 1,
+	struct ibv_qp_attr a = {.qp_state = IBV_QPS_INIT,
+				.pkey_index = 0,
+				.port_num = 1,
 				.qp_access_flags = IBV_ACCESS_REMOTE_WRITE};
 	if (ibv_modify_qp(v->qp, &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_ACCESS_FLAGS))
 		DIE("INIT failed");
@@ -142,8 +158,9 @@ static void connect_qp(struct verbs *v, const struct conn_info *peer)
 	a.ah_attr.port_num = 1;
 	a.ah_attr.grh.hop_limit = 64;
 	memcpy(a.ah_attr.grh.dgid.raw, peer->gid, 16);
-	if (ibv_modify_qp(v->qp, &a, IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU | IBV_QP_DEST_QPN |
-					     IBV_QP_RQ_PSN | IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER))
+	if (ibv_modify_qp(v->qp, &a,
+			  IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU | IBV_QP_DEST_QPN | IBV_QP_RQ_PSN |
+				  IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER))
 		DIE("RTR failed");
 	memset(&a, 0, sizeof(a));
 	a.qp_state = IBV_QPS_RTS;
@@ -151,8 +168,9 @@ static void connect_qp(struct verbs *v, const struct conn_info *peer)
 	a.retry_cnt = 7;
 	a.rnr_retry = 7;
 	a.max_rd_atomic = 1;
-	if (ibv_modify_qp(v->qp, &a, IBV_QP_STATE | IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY |
-					     IBV_QP_SQ_PSN | IBV_QP_MAX_QP_RD_ATOMIC))
+	if (ibv_modify_qp(v->qp, &a,
+			  IBV_QP_STATE | IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY |
+				  IBV_QP_SQ_PSN | IBV_QP_MAX_QP_RD_ATOMIC))
 		DIE("RTS failed");
 }
 
@@ -166,9 +184,15 @@ static void post_recv_slot(struct verbs *v, uint64_t slot)
 
 static void post(struct verbs *v, enum ibv_wr_opcode op, uint32_t len, uint64_t wr_id)
 {
-	struct ibv_sge sge = {.addr = (uintptr_t)(v->buf + v->window * MSG), .length = len, .lkey = v->mr->lkey};
-	struct ibv_send_wr wr = {.wr_id = wr_id, .sg_list = &sge, .num_sge = 1, .opcode = op,
-				 .send_flags = IBV_SEND_SIGNALED, .imm_data = htonl((uint32_t)wr_id)}, *bad;
+	struct ibv_sge sge = {
+		.addr = (uintptr_t)(v->buf + v->window * MSG), .length = len, .lkey = v->mr->lkey};
+	struct ibv_send_wr wr = {.wr_id = wr_id,
+				 .sg_list = &sge,
+				 .num_sge = 1,
+				 .opcode = op,
+				 .send_flags = IBV_SEND_SIGNALED,
+				 .imm_data = htonl((uint32_t)wr_id)},
+			   *bad;
 	wr.wr.rdma.remote_addr = 0;
 	wr.wr.rdma.rkey = 0;
 	int rc = ibv_post_send(v->qp, &wr, &bad);
@@ -215,7 +239,7 @@ static void wait_recv(struct verbs *v)
 static void finish(struct verbs *v, int fd, const char *role)
 {
 	char x = 0, y;
-	oob_exchange(fd, &x, &y, 1);  /* both sides done: nothing is in flight any more */
+	oob_exchange(fd, &x, &y, 1); /* both sides done: nothing is in flight any more */
 	struct ibv_qp_attr a = {.qp_state = IBV_QPS_ERR};
 	if (ibv_modify_qp(v->qp, &a, IBV_QP_STATE))
 		DIE("ERR failed");
@@ -257,7 +281,8 @@ static void bench(long n)
 {
 	struct verbs v = {0};
 	open_verbs(&v, 64);
-	struct conn_info self = {.qpn = v.qp->qp_num, .gid = {[10] = 0xff, [11] = 0xff, [12] = 127, [15] = 1}};
+	struct conn_info self = {.qpn = v.qp->qp_num,
+				 .gid = {[10] = 0xff, [11] = 0xff, [12] = 127, [15] = 1}};
 	connect_qp(&v, &self);
 	double post_s = 0, poll_hit_s = 0, poll_empty_s = 0;
 	long polled = 0;
@@ -270,7 +295,7 @@ static void bench(long n)
 		double t1 = now_s();
 		struct ibv_wc wc[1];
 		int got = 0;
-		while (got < 64) {  /* 32 send + 32 receive completions, one per call */
+		while (got < 64) { /* 32 send + 32 receive completions, one per call */
 			int k = ibv_poll_cq(v.cq, 1, wc);
 			if (k < 0)
 				DIE("poll failed");
@@ -299,16 +324,26 @@ int main(int argc, char **argv)
 		const char *a = argv[i], *val = i + 1 < argc ? argv[i + 1] : NULL;
 		if (!val)
 			DIE("%s needs a value", a);
-		if (!strcmp(a, "--listen")) o.listen = val;
-		else if (!strcmp(a, "--connect")) o.connect = val;
-		else if (!strcmp(a, "--local")) o.local = val;
-		else if (!strcmp(a, "--count")) o.count = atol(val);
-		else if (!strcmp(a, "--writes")) o.writes = atol(val);
-		else if (!strcmp(a, "--imm-every")) o.imm_every = atol(val);
-		else if (!strcmp(a, "--window")) o.window = atol(val);
-		else if (!strcmp(a, "--size")) o.size = atol(val);
-		else if (!strcmp(a, "--bench")) o.bench = atol(val);
-		else DIE("unknown option %s", a);
+		if (!strcmp(a, "--listen"))
+			o.listen = val;
+		else if (!strcmp(a, "--connect"))
+			o.connect = val;
+		else if (!strcmp(a, "--local"))
+			o.local = val;
+		else if (!strcmp(a, "--count"))
+			o.count = atol(val);
+		else if (!strcmp(a, "--writes"))
+			o.writes = atol(val);
+		else if (!strcmp(a, "--imm-every"))
+			o.imm_every = atol(val);
+		else if (!strcmp(a, "--window"))
+			o.window = atol(val);
+		else if (!strcmp(a, "--size"))
+			o.size = atol(val);
+		else if (!strcmp(a, "--bench"))
+			o.bench = atol(val);
+		else
+			DIE("unknown option %s", a);
 		i++;
 	}
 	if (o.bench > 0) {
@@ -317,12 +352,13 @@ int main(int argc, char **argv)
 	}
 	if (!!o.listen == !!o.connect || !o.local || o.count < 0 || o.window < 1 || o.window > 1024 ||
 	    o.size < 1 || o.size > MSG)
-		DIE("usage: --listen|--connect ADDR:PORT --local ADDR [--count N --writes W --imm-every K --window W --size B]");
+		DIE("usage: --listen|--connect ADDR:PORT --local ADDR [--count N --writes W --imm-every K "
+		    "--window W --size B]");
 
 	struct conn_info mine = {.gid = {[10] = 0xff, [11] = 0xff}}, theirs;
 	if (inet_pton(AF_INET, o.local, mine.gid + 12) != 1)
 		DIE("bad --local '%s'", o.local);
-	int fd = oob_connect(&o);  /* before the device: many applications meet their peer first */
+	int fd = oob_connect(&o); /* before the device: many applications meet their peer first */
 	struct verbs v = {0};
 	open_verbs(&v, o.window);
 	mine.qpn = v.qp->qp_num;
@@ -331,14 +367,15 @@ int main(int argc, char **argv)
 	for (long s = 0; s < o.window; s++)
 		post_recv_slot(&v, (uint64_t)s);
 	char x = 0, y;
-	oob_exchange(fd, &x, &y, 1);  /* both have receives posted before the first send */
+	oob_exchange(fd, &x, &y, 1); /* both have receives posted before the first send */
 
 	if (o.connect) {
 		for (long w = 0; w < o.writes; w++)
 			post(&v, IBV_WR_RDMA_WRITE, (uint32_t)o.size, 1000000 + (uint64_t)w);
 		for (long i = 0; i < o.count; i++) {
 			int imm = o.imm_every > 0 && i % o.imm_every == o.imm_every - 1;
-			post(&v, imm ? IBV_WR_RDMA_WRITE_WITH_IMM : IBV_WR_SEND, (uint32_t)o.size, (uint64_t)i);
+			post(&v, imm ? IBV_WR_RDMA_WRITE_WITH_IMM : IBV_WR_SEND, (uint32_t)o.size,
+			     (uint64_t)i);
 			wait_recv(&v);
 		}
 	} else {
