@@ -1,37 +1,12 @@
-# Shared by bench/overhead and bench/overload: a lab, an agent, its metrics, and a trap that
-# removes them. Names are unique to this run so that runs (and tests) can overlap.
-set -euo pipefail
-
-SRC=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
-BUILD=${SKEWSCOPE_BUILD:-$SRC/build}
-LAB=$SRC/scripts/lab
-RUN_ID=b$$_$RANDOM
-WORK=$(mktemp -d /tmp/skewscope-bench.XXXXXX)
-AGENT_PID=
-AGENT_URL=
-LAB_NAME=
-BACKGROUND=()
-BPF_STATS_RESTORE=
-
-bench_cleanup() {
-  local rc=$?
-  for pid in "${BACKGROUND[@]}"; do kill "$pid" 2>/dev/null || true; done
-  if [ -n "$AGENT_PID" ]; then
-    kill -CONT "$AGENT_PID" 2>/dev/null || true
-    kill "$AGENT_PID" 2>/dev/null || true
-    wait "$AGENT_PID" 2>/dev/null || true
-  fi
-  if [ -n "$BPF_STATS_RESTORE" ]; then echo "$BPF_STATS_RESTORE" >/proc/sys/kernel/bpf_stats_enabled || true; fi
-  if [ -n "$LAB_NAME" ]; then "$LAB" down "$LAB_NAME" >/dev/null 2>&1 || true; fi
-  if [ $rc -ne 0 ] && [ -f "$WORK/agent.log" ]; then echo "--- agent log" >&2; tail -20 "$WORK/agent.log" >&2; fi
-  rm -rf "$WORK"
-  exit $rc
-}
-trap bench_cleanup EXIT INT TERM
+# The benchmark scripts' library: tests/integration/lib.sh (the lab, the agent, the trap that
+# removes them and restores kernel.bpf_stats_enabled) plus what the benchmarks measure with.
+# Names are unique to this run so that runs (and tests) can overlap.
+LIB_FOR=bench
+source "$(dirname "${BASH_SOURCE[0]}")/../tests/integration/lib.sh"
+SRC=$SOURCE
 
 die() { echo "$(basename "$0"): $*" >&2; exit 2; }
-fail() { echo "FAIL: $*" >&2; exit 1; }
-note() { echo "# $*" >&2; }
+note() { echo "# $*" >&2; }  # stdout carries the benchmark's table
 
 # After option parsing (which may change BUILD).
 bench_init() {
@@ -49,41 +24,13 @@ machine() {
     "$(awk -F': ' '/^model name/ {print $2; exit}' /proc/cpuinfo)"
 }
 
-lab_up() {  # lab_up N
-  LAB_NAME=$RUN_ID
-  "$LAB" up "$LAB_NAME" "$1" >/dev/null
-}
-netns_path() { echo "/run/netns/$LAB_NAME-h$1"; }
-in_host() { local i=$1; shift; ip netns exec "$LAB_NAME-h$i" "$@"; }
-
-agent_start() {  # agent_start ARGS...: listens on a free loopback port
-  "$SKEWSCOPE" agent --listen 127.0.0.1:0 --control-socket "$WORK/control.sock" "$@" >"$WORK/agent.log" 2>&1 &
-  AGENT_PID=$!
-  local port=
-  for _ in $(seq 1 150); do
-    port=$(sed -n 's/.*listening on 127\.0\.0\.1:\([0-9]*\).*/\1/p' "$WORK/agent.log")
-    [ -n "$port" ] && break
-    kill -0 "$AGENT_PID" 2>/dev/null || { cat "$WORK/agent.log" >&2; fail "agent exited"; }
-    sleep 0.1
-  done
-  [ -n "$port" ] || fail "agent did not start"
-  AGENT_URL=http://127.0.0.1:$port
-}
-
-agent_stop() {
-  [ -n "$AGENT_PID" ] || return 0
-  kill "$AGENT_PID" 2>/dev/null || true
-  wait "$AGENT_PID" 2>/dev/null || true
-  AGENT_PID=
-  AGENT_URL=
-}
+agent_start() { start_agent "$@"; }  # ARGS...: listens on a free loopback port
 
 # One scrape of /metrics into a file, then values by exact series name (with labels).
 scrape() { curl -sf --max-time 5 "$AGENT_URL/metrics" >"$1" || fail "cannot scrape $AGENT_URL/metrics"; }
 series() {  # series FILE 'name{labels}'
   awk -v s="$2" '$1 == s { print $2; found = 1 } END { if (!found) print "nan" }' "$1"
 }
-status_json() { "$SKEWSCOPE" status --agent "$AGENT_URL" --json || true; }
 
 # Syscall tracepoint programs (classic sys_enter_write or raw sys_enter) attached by other
 # processes (another agent on this machine makes

@@ -144,7 +144,7 @@ void BM_PendingMemory(benchmark::State& state) {
   for (std::size_t i = 0; i < n; ++i) {
     const auto f = static_cast<int>(i % static_cast<std::size_t>(flows));
     auto seq = static_cast<std::uint32_t>(1000 + 100 * (i / static_cast<std::size_t>(flows)));
-    auto e = make_half(sends, static_cast<std::uint16_t>(10000 + f % 50000), seq, 100,
+    auto e = flow_half(sends, static_cast<std::uint16_t>(10000 + f % 50000), seq, 100,
                        1'000'000'000 + static_cast<std::int64_t>(i));
     // Beyond 50 000 client ports, the next server port: 100 000 flows are 100 000 distinct keys.
     (sends ? e.remote_port : e.local_port) = static_cast<std::uint16_t>(5000 + f / 50000);

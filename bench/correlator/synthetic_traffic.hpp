@@ -1,16 +1,14 @@
-// Synthetic ABI halves for many TCP flows between two "hosts" (network namespaces), as the kernel
-// side would produce them: writes stamped at entry with write_seq, reads stamped at exit with
-// copied_seq. One epoch of traffic is generated once; later epochs are the same records shifted
-// in time and sequence space, so a benchmark can run for as long as it likes without generating
-// anything in its timed loop.
+// Synthetic traffic of many TCP flows between two "hosts" (network namespaces), made of the
+// halves of tests/support/synthetic_halves.hpp. One epoch of traffic is generated once; later
+// epochs are the same records shifted in time and sequence space, so a benchmark can run for as
+// long as it likes without generating anything in its timed loop.
 #pragma once
 
 #include <algorithm>
 #include <cstdint>
-#include <cstring>
 #include <vector>
 
-#include "skewscope/abi/half_event.h"
+#include "synthetic_halves.hpp"
 
 namespace skewscope::bench {
 
@@ -32,32 +30,11 @@ struct Epoch {
   std::size_t messages = 0;
 };
 
-inline void put_ipv4_mapped(std::uint8_t out[16], std::uint8_t last_octet) {
-  std::memset(out, 0, 16);
-  out[10] = out[11] = 0xff;
-  out[12] = 10;
-  out[13] = 77;
-  out[14] = 0;
-  out[15] = last_octet;
-}
-
-inline skewscope_half_event make_half(bool send, std::uint16_t client_port, std::uint32_t seq, std::uint32_t bytes,
+// A half of flow `client_port`: sender 10.77.0.1:client_port -> receiver 10.77.0.2:5000.
+inline skewscope_half_event flow_half(bool send, std::uint16_t client_port, std::uint32_t seq, std::uint32_t bytes,
                                       std::int64_t t) {
-  skewscope_half_event e{};
-  e.ts_ns = static_cast<std::uint64_t>(t);
-  // Sender 10.77.0.1:client_port -> receiver 10.77.0.2:5000; each half from its own socket's view.
-  put_ipv4_mapped(e.local_addr, send ? 1 : 2);
-  put_ipv4_mapped(e.remote_addr, send ? 2 : 1);
-  e.local_port = send ? client_port : 5000;
-  e.remote_port = send ? 5000 : client_port;
-  e.netns_ino = send ? kSenderNetns : kReceiverNetns;
-  e.seq = seq;
-  e.bytes = bytes;
-  e.kind = send ? SKEWSCOPE_HALF_SEND : SKEWSCOPE_HALF_RECV;
-  e.syscall = send ? SKEWSCOPE_SYS_WRITE : SKEWSCOPE_SYS_READ;
-  e.pid = e.tid = 4242;
-  std::memcpy(e.comm, "bench", 6);
-  return e;
+  const test::Endpoint client{1, client_port, kSenderNetns}, server{2, 5000, kReceiverNetns};
+  return send ? test::make_half(client, server, true, seq, bytes, t) : test::make_half(server, client, false, seq, bytes, t);
 }
 
 // Round robin over the flows: every flow writes one message, then every flow reads it (so up to
@@ -74,7 +51,7 @@ inline Epoch make_epoch(const TrafficShape& shape) {
     const std::int64_t round_start = t;
     for (int f = 0; f < shape.flows; ++f) {
       auto port = static_cast<std::uint16_t>(10000 + f);
-      epoch.records.push_back(make_half(true, port, seq[static_cast<std::size_t>(f)], shape.write_bytes, t));
+      epoch.records.push_back(flow_half(true, port, seq[static_cast<std::size_t>(f)], shape.write_bytes, t));
       t += shape.message_gap_ns;
     }
     for (int f = 0; f < shape.flows; ++f) {
@@ -82,7 +59,7 @@ inline Epoch make_epoch(const TrafficShape& shape) {
       std::uint32_t s = seq[static_cast<std::size_t>(f)];
       std::int64_t rt = round_start + f * shape.message_gap_ns + shape.one_way_ns;
       for (std::uint32_t n : shape.read_bytes) {
-        epoch.records.push_back(make_half(false, port, s, n, rt));
+        epoch.records.push_back(flow_half(false, port, s, n, rt));
         s += n;
         rt += 1'000;
       }

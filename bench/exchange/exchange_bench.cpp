@@ -20,6 +20,7 @@
 
 #include "cli/agent_core.hpp"
 #include "exchange/kafka_exchange.hpp"
+#include "synthetic_halves.hpp"
 
 using namespace skewscope;
 
@@ -32,24 +33,11 @@ double cpu_seconds() {
          static_cast<double>(u.ru_utime.tv_usec + u.ru_stime.tv_usec) * 1e-6;
 }
 
+// A half of a message a -> b between the hosts of pair `pair` (10.1.PAIR.1 -> 10.1.PAIR.2:7000).
 skewscope_half_event half(int pair, std::uint16_t port, bool send, std::uint32_t seq, std::int64_t ts) {
-  skewscope_half_event e{};
-  e.ts_ns = static_cast<std::uint64_t>(ts);
-  const std::uint8_t a[16] = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff, 10, 1, static_cast<std::uint8_t>(pair), 1};
-  std::uint8_t b[16];
-  std::copy(a, a + 16, b);
-  b[15] = 2;
-  // The message goes a -> b: the send's local end is a, the receive's local end is b.
-  std::copy(send ? a : b, (send ? a : b) + 16, e.local_addr);
-  std::copy(send ? b : a, (send ? b : a) + 16, e.remote_addr);
-  e.local_port = send ? port : 7000;
-  e.remote_port = send ? 7000 : port;
-  e.seq = seq;
-  e.bytes = 64;
-  e.netns_ino = 1;
-  e.kind = send ? SKEWSCOPE_HALF_SEND : SKEWSCOPE_HALF_RECV;
-  e.syscall = send ? SKEWSCOPE_SYS_WRITE : SKEWSCOPE_SYS_READ;
-  return e;
+  const std::array<std::uint8_t, 3> net{10, 1, static_cast<std::uint8_t>(pair)};
+  const test::Endpoint a{1, port, 1, net}, b{2, 7000, 1, net};
+  return send ? test::make_half(a, b, true, seq, 64, ts) : test::make_half(b, a, false, seq, 64, ts);
 }
 
 }  // namespace

@@ -1,5 +1,7 @@
-# Shared by tests/integration/*.test.sh: a lab, an agent, and a trap that removes both.
-# Every name is unique to this run so that runs can overlap.
+# The one shell library of the lab and the agent, for tests/integration/*.test.sh and (through
+# bench/lib.sh, which adds the measurements) the benchmark scripts: a lab, an agent, and a trap
+# that removes both. Every name is unique to this run so that runs can overlap.
+# LIB_FOR (test | bench, set before sourcing) names the run's folder and lab.
 set -euo pipefail
 
 SOURCE=${SKEWSCOPE_SOURCE:-$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)}
@@ -7,20 +9,27 @@ BUILD=${SKEWSCOPE_BUILD:-$SOURCE/build}
 SKEWSCOPE=$BUILD/agent/cli/skewscope
 TRAFFIC=$BUILD/tests/tools/lab_traffic
 LAB=$SOURCE/scripts/lab
-RUN_ID=t$$_$RANDOM
-WORK=$(mktemp -d /tmp/skewscope-test.XXXXXX)
+LIB_FOR=${LIB_FOR:-test}
+RUN_ID=${LIB_FOR:0:1}$$_$RANDOM
+WORK=$(mktemp -d "/tmp/skewscope-$LIB_FOR.XXXXXX")
 AGENT_PID=
 AGENT_URL=
 CONTROL=$WORK/control.sock
 LAB_NAME=
 BACKGROUND=()
+BPF_STATS_RESTORE=  # kernel.bpf_stats_enabled before this run turned it on, restored on exit
 
 cleanup() {
   local rc=$?
   for pid in "${BACKGROUND[@]}"; do kill "$pid" 2>/dev/null || true; done
-  if [ -n "$AGENT_PID" ]; then kill "$AGENT_PID" 2>/dev/null || true; wait "$AGENT_PID" 2>/dev/null || true; fi
-  if [ -n "$LAB_NAME" ]; then "$LAB" down "$LAB_NAME" || true; fi
-  if [ $rc -ne 0 ] && [ -f "$WORK/agent.log" ]; then echo "--- agent log"; tail -20 "$WORK/agent.log"; fi
+  if [ -n "$AGENT_PID" ]; then
+    kill -CONT "$AGENT_PID" 2>/dev/null || true  # a frozen agent (SIGSTOP) must see its SIGTERM
+    kill "$AGENT_PID" 2>/dev/null || true
+    wait "$AGENT_PID" 2>/dev/null || true
+  fi
+  if [ -n "$BPF_STATS_RESTORE" ]; then echo "$BPF_STATS_RESTORE" >/proc/sys/kernel/bpf_stats_enabled || true; fi
+  if [ -n "$LAB_NAME" ]; then "$LAB" down "$LAB_NAME" >/dev/null 2>&1 || true; fi
+  if [ $rc -ne 0 ] && [ -f "$WORK/agent.log" ]; then echo "--- agent log" >&2; tail -20 "$WORK/agent.log" >&2; fi
   rm -rf "$WORK"
   exit $rc
 }
@@ -40,7 +49,7 @@ in_host() { local i=$1; shift; ip netns exec "$LAB_NAME-h$i" "$@"; }
 # its URL; fails naming WHAT if the agent exits or never listens.
 agent_url_from_log() {
   local pid=$1 log=$2 what=$3 port=
-  for _ in $(seq 1 100); do
+  for _ in $(seq 1 150); do
     port=$(sed -n 's/.*listening on 127\.0\.0\.1:\([0-9]*\).*/\1/p' "$log")
     [ -n "$port" ] && break
     kill -0 "$pid" 2>/dev/null || { cat "$log" >&2; fail "$what exited"; }
@@ -54,6 +63,14 @@ start_agent() {  # start_agent ARGS...: listens on a free loopback port
   "$SKEWSCOPE" agent --listen 127.0.0.1:0 --control-socket "$CONTROL" "$@" >"$WORK/agent.log" 2>&1 &
   AGENT_PID=$!
   AGENT_URL=$(agent_url_from_log "$AGENT_PID" "$WORK/agent.log" agent)
+}
+
+agent_stop() {
+  [ -n "$AGENT_PID" ] || return 0
+  kill "$AGENT_PID" 2>/dev/null || true
+  wait "$AGENT_PID" 2>/dev/null || true
+  AGENT_PID=
+  AGENT_URL=
 }
 
 status_json() { "$SKEWSCOPE" status --agent "$AGENT_URL" --json || true; }

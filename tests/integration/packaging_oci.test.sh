@@ -4,9 +4,7 @@
 # (packaging/kubernetes/manifest.py podman-args; not --privileged) captures and pairs a lab's
 # traffic as the bare binary does: the same checks as tcp_pairing's, on the container and then on
 # the bare binary. Like a node, tracefs is mounted (in this test's private mount namespace).
-if [ -z "${SKEWSCOPE_PRIVATE_MOUNTS:-}" ]; then
-  exec unshare --mount --propagation private env SKEWSCOPE_PRIVATE_MOUNTS=1 bash "$0" "$@"
-fi
+source "$(dirname "$0")/node_mounts.sh"
 source "$(dirname "$0")/lib.sh"
 
 MANIFEST=$SOURCE/packaging/kubernetes/skewscope-daemonset.yaml
@@ -22,7 +20,6 @@ podman_cleanup() {
 }
 trap 'rc_=$?; set +e; podman_cleanup; (exit $rc_); cleanup' EXIT INT TERM
 
-mountpoint -q /sys/kernel/tracing || mount -t tracefs tracefs /sys/kernel/tracing
 t0=$SECONDS
 DEB=$("$SOURCE/scripts/package" "$BUILD" "$WORK") || fail "scripts/package failed"
 "$SOURCE/packaging/oci/build-image" "$DEB" "$IMAGE" >/dev/null || fail "build-image failed"

@@ -5,9 +5,7 @@
 # two-host lab, and pairs its traffic as tcp_pairing does; then once more without each capability
 # of the set, when it must fail. Like a systemd host, tracefs is mounted (in a private mount
 # namespace of this test, so nothing is left on the machine).
-if [ -z "${SKEWSCOPE_PRIVATE_MOUNTS:-}" ]; then
-  exec unshare --mount --propagation private env SKEWSCOPE_PRIVATE_MOUNTS=1 bash "$0" "$@"
-fi
+source "$(dirname "$0")/node_mounts.sh"
 source "$(dirname "$0")/lib.sh"
 
 UNIT=$SOURCE/packaging/systemd/skewscope.service
@@ -19,7 +17,6 @@ note "unit capabilities: $caps; ExecStart: $exec_start"
 cmd=${exec_start/\/usr\/bin\/skewscope/$SKEWSCOPE}
 cmd=${cmd/\/etc\/skewscope\/agent.conf/$WORK/agent.conf}
 
-mountpoint -q /sys/kernel/tracing || mount -t tracefs tracefs /sys/kernel/tracing
 lab_up 2
 B=10.77.0.2
 cat >"$WORK/agent.conf" <<CONF

@@ -2,7 +2,7 @@
 
 #include <doctest/doctest.h>
 
-#include "synthetic_stream.hpp"
+#include "synthetic_halves.hpp"
 
 using namespace skewscope;
 using namespace skewscope::test;

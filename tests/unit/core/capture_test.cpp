@@ -2,7 +2,7 @@
 
 #include "capture/clock_mapping.hpp"
 #include "capture/half_decode.hpp"
-#include "synthetic_stream.hpp"
+#include "synthetic_halves.hpp"
 
 using namespace skewscope;
 

@@ -11,7 +11,7 @@
 #include "cli/capture_loop.hpp"
 #include "cli/status_table.hpp"
 #include "health/health_tracker.hpp"
-#include "synthetic_stream.hpp"
+#include "synthetic_halves.hpp"
 
 using namespace skewscope;
 using namespace skewscope::test;

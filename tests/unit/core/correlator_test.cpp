@@ -6,7 +6,7 @@
 #include <random>
 
 #include "capture/half_decode.hpp"
-#include "synthetic_stream.hpp"
+#include "synthetic_halves.hpp"
 
 using namespace skewscope;
 using skewscope::test::Endpoint;
