@@ -183,7 +183,7 @@ struct MessagePairing::State {
         ++counters.streams_refused;
         return;
       }
-      it = kafka_connections.emplace(key, KafkaConnection{}).first;
+      it = kafka_connections.try_emplace(key).first;
       it->second.client = send;  // a client speaks first
     }
     KafkaConnection& conn = it->second;

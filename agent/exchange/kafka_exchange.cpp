@@ -27,11 +27,13 @@ const std::vector<std::pair<const char*, const char*>> kProducerDefaults = {
     {"reconnect.backoff.max.ms", "1000"},
 };
 const std::vector<std::pair<const char*, const char*>> kConsumerDefaults = {
-    {"enable.auto.commit", "true"},    {"auto.commit.interval.ms", "1000"},  // a new owner re-reads at most ~1 s of its
-                                                                             // partitions
-    {"auto.offset.reset", "latest"},  // never replay an old backlog into today's windows
-    {"session.timeout.ms", "6000"},   // a dead agent's partitions move within seconds
-    {"heartbeat.interval.ms", "1000"}, {"fetch.wait.max.ms", "100"},        {"reconnect.backoff.max.ms", "1000"},
+    {"enable.auto.commit", "true"},        // with the next line: a new owner re-reads
+    {"auto.commit.interval.ms", "1000"},   // at most ~1 s of its partitions
+    {"auto.offset.reset", "latest"},       // never replay an old backlog into today's windows
+    {"session.timeout.ms", "6000"},        // a dead agent's partitions move within seconds
+    {"heartbeat.interval.ms", "1000"},     // well inside the session timeout
+    {"fetch.wait.max.ms", "100"},          // most of the pairing delay (see README)
+    {"reconnect.backoff.max.ms", "1000"},  // an unreachable broker is retried each second
 };
 
 bool set(rd_kafka_conf_t* conf, const std::string& key, const std::string& value, std::string& error) {

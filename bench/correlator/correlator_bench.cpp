@@ -158,7 +158,8 @@ void BM_PendingMemory(benchmark::State& state) {
     auto core = std::make_unique<AgentCore>(make_core(n + 1));
     const std::size_t before = heap_in_use();
     for (std::size_t i = 0; i < n; i += kBatch) {
-      batch.assign(records.begin() + static_cast<long>(i), records.begin() + static_cast<long>(std::min(n, i + kBatch)));
+      batch.assign(records.begin() + static_cast<long>(i),
+                   records.begin() + static_cast<long>(std::min(n, i + kBatch)));
       core->ingest(batch);
     }
     batch.clear();
@@ -193,7 +194,7 @@ BENCHMARK(BM_PendingMemory)
     ->ArgNames({"n", "flows", "recv"})
     ->Args({100'000, 1, 0})
     ->Args({100'000, 1024, 0})
-    ->Args({100'000, 50'000, 0})  // ports 10000..59999: one send per flow, flow state included
+    ->Args({100'000, 50'000, 0})   // ports 10000..59999: one send per flow, flow state included
     ->Args({100'000, 100'000, 0})  // 100 000 concurrent flows, one send waiting on each
     ->Args({100'000, 1, 1})
     ->Iterations(1)

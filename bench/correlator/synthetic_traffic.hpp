@@ -25,8 +25,8 @@ struct TrafficShape {
 
 struct Epoch {
   std::vector<skewscope_half_event> records;
-  std::int64_t duration_ns = 0;        // shift of ts_ns from one epoch to the next
-  std::uint32_t bytes_per_flow = 0;    // shift of seq from one epoch to the next (same for all flows)
+  std::int64_t duration_ns = 0;      // shift of ts_ns from one epoch to the next
+  std::uint32_t bytes_per_flow = 0;  // shift of seq from one epoch to the next (same for all flows)
   std::size_t messages = 0;
 };
 
@@ -34,7 +34,8 @@ struct Epoch {
 inline skewscope_half_event flow_half(bool send, std::uint16_t client_port, std::uint32_t seq, std::uint32_t bytes,
                                       std::int64_t t) {
   const test::Endpoint client{1, client_port, kSenderNetns}, server{2, 5000, kReceiverNetns};
-  return send ? test::make_half(client, server, true, seq, bytes, t) : test::make_half(server, client, false, seq, bytes, t);
+  return send ? test::make_half(client, server, true, seq, bytes, t)
+              : test::make_half(server, client, false, seq, bytes, t);
 }
 
 // Round robin over the flows: every flow writes one message, then every flow reads it (so up to
@@ -44,7 +45,8 @@ inline Epoch make_epoch(const TrafficShape& shape) {
   const int halves_per_round = shape.flows * (1 + static_cast<int>(shape.read_bytes.size()));
   const int rounds = std::max(1, shape.halves_per_epoch / halves_per_round);
   std::vector<std::uint32_t> seq(static_cast<std::size_t>(shape.flows));
-  for (int f = 0; f < shape.flows; ++f) seq[static_cast<std::size_t>(f)] = 1000u + 7919u * static_cast<std::uint32_t>(f);
+  for (int f = 0; f < shape.flows; ++f)
+    seq[static_cast<std::size_t>(f)] = 1000u + 7919u * static_cast<std::uint32_t>(f);
   std::int64_t t = 1'000'000'000;
   epoch.records.reserve(static_cast<std::size_t>(rounds * halves_per_round));
   for (int r = 0; r < rounds; ++r) {

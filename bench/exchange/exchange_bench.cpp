@@ -64,7 +64,8 @@ int main(int argc, char** argv) {
   core.clock_mapping().sample_now();
   core.enable_exchange(exchange::CoreExchangeConfig{1});
   exchange::ExchangeSettings settings;
-  if (std::string e = exchange::parse_exchange_settings("kafka:" + bootstrap, properties, topic, group, "1/1", settings);
+  if (std::string e =
+          exchange::parse_exchange_settings("kafka:" + bootstrap, properties, topic, group, "1/1", settings);
       !e.empty()) {
     std::cerr << e << "\n";
     return 2;
@@ -93,7 +94,8 @@ int main(int argc, char** argv) {
     const auto total = static_cast<std::uint64_t>(rate * seconds);
     while (generated < total) {
       const std::int64_t now = monotonic_now_ns();
-      const auto due = std::min<std::uint64_t>(total, static_cast<std::uint64_t>(static_cast<double>(now - t0) * 1e-9 * rate));
+      const auto due =
+          std::min<std::uint64_t>(total, static_cast<std::uint64_t>(static_cast<double>(now - t0) * 1e-9 * rate));
       batch.clear();
       for (; generated + 2 <= due; generated += 2, seq += 64) {
         const int pair = static_cast<int>((generated / 2) % 16);
@@ -147,8 +149,10 @@ int main(int argc, char** argv) {
                         {"spans", spans},
                         {"unpaired_sends", x.unpaired_sends},
                         {"cpu_seconds", cpu},
-                        {"pairing_delay_p50", x.pairing_delay_p50_seconds ? nlohmann::json(*x.pairing_delay_p50_seconds) : nlohmann::json(nullptr)},
-                        {"pairing_delay_p99", x.pairing_delay_p99_seconds ? nlohmann::json(*x.pairing_delay_p99_seconds) : nlohmann::json(nullptr)}};
+                        {"pairing_delay_p50", x.pairing_delay_p50_seconds ? nlohmann::json(*x.pairing_delay_p50_seconds)
+                                                                          : nlohmann::json(nullptr)},
+                        {"pairing_delay_p99", x.pairing_delay_p99_seconds ? nlohmann::json(*x.pairing_delay_p99_seconds)
+                                                                          : nlohmann::json(nullptr)}};
   std::cout << out.dump() << std::endl;
   kafka->stop();
   return 0;

@@ -24,9 +24,9 @@ TEST_CASE("monotonic to realtime uses the mapping valid at capture time") {
   MonotonicToRealtime m;
   CHECK(m.to_realtime(123) == 123);  // no sample yet: unchanged
   m.add({1000, 1'000'000});
-  m.add({2000, 1'001'000});       // same offset (within 1 us): not kept
+  m.add({2000, 1'001'000});  // same offset (within 1 us): not kept
   CHECK(m.size() == 1);
-  m.add({3000, 2'000'000});       // the clock was stepped
+  m.add({3000, 2'000'000});  // the clock was stepped
   CHECK(m.size() == 2);
   CHECK(m.to_realtime(1500) == 1'000'500);
   CHECK(m.to_realtime(2999) == 1'001'999);
