@@ -62,16 +62,17 @@ bool Bounds::next(long i) const {
   if (g_stop || (count > 0 && i >= count)) return false;
   if (rate > 0) {
     if (duration > 0 && seconds_since(start) >= duration) return false;
-    std::this_thread::sleep_until(
-        start + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(i / rate)));
+    std::this_thread::sleep_until(start +
+                                  std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(i / rate)));
     return true;
   }
   return duration <= 0 || (i & 255) != 0 || seconds_since(start) < duration;
 }
 
 void add_bounds(CLI::App* command, Options& options, bool with_rate) {
-  if (with_rate) command->add_option("--rate", options.bounds.rate, "messages per second (0: as fast as possible)")
-                     ->check(CLI::Range(0.0, 1e7));
+  if (with_rate)
+    command->add_option("--rate", options.bounds.rate, "messages per second (0: as fast as possible)")
+        ->check(CLI::Range(0.0, 1e7));
   command->add_option("--count", options.bounds.count, "messages (upper bound)")->check(CLI::Range(1L, kMaxCount));
   command->add_option("--duration", options.bounds.duration, "seconds (upper bound)")->check(CLI::Range(0.0, 3600.0));
 }

@@ -50,10 +50,10 @@ struct Bounds {
 
 struct Options {
   std::string endpoint;
-  std::size_t size = 64;        // message bytes
-  std::string sizes = "1024";   // tcp-sink --read-sizes / tcp-source --write-sizes: a cycle
-  Bounds bounds;                // --count, --duration, --rate
-  double idle_exit = 0;         // zmq-pull: stop this many seconds after the last message
+  std::size_t size = 64;       // message bytes
+  std::string sizes = "1024";  // tcp-sink --read-sizes / tcp-source --write-sizes: a cycle
+  Bounds bounds;               // --count, --duration, --rate
+  double idle_exit = 0;        // zmq-pull: stop this many seconds after the last message
   std::string op = "write-devnull";
   std::string path = "/tmp/lab_traffic.io";
 };

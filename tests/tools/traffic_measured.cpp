@@ -60,9 +60,10 @@ void rr_client(Options o) {
     return rtt_us[k];
   };
   const double p50 = pct(0.5), p99 = pct(0.99), p999 = pct(0.999);
-  std::printf("rr-client round_trips=%ld messages=%ld seconds=%.6f msgs_per_s=%.1f p50_us=%.2f p99_us=%.2f "
-              "p999_us=%.2f cpu_s=%.6f\n",
-              i, 2 * i, elapsed, 2.0 * static_cast<double>(i) / elapsed, p50, p99, p999, cpu);
+  std::printf(
+      "rr-client round_trips=%ld messages=%ld seconds=%.6f msgs_per_s=%.1f p50_us=%.2f p99_us=%.2f "
+      "p999_us=%.2f cpu_s=%.6f\n",
+      i, 2 * i, elapsed, 2.0 * static_cast<double>(i) / elapsed, p50, p99, p999, cpu);
 }
 
 void stream_sink(const Options& o) {
@@ -144,7 +145,8 @@ void syscalls(Options o) {
     } else if (o.op == "pipe") {
       if (write(a, buf.data(), o.size) <= 0 || read(b, buf.data(), o.size) <= 0) break;
     } else if (o.op == "pwrite-file") {  // pwrite64 is not hooked: the control
-      if (pwrite(a, buf.data(), o.size, static_cast<off_t>((static_cast<std::size_t>(i) * o.size) & 0xfffff)) <= 0) break;
+      if (pwrite(a, buf.data(), o.size, static_cast<off_t>((static_cast<std::size_t>(i) * o.size) & 0xfffff)) <= 0)
+        break;
     } else if (o.op == "write-file") {  // rewinds every 1 MiB (one lseek per 16384 writes of 64 B)
       if ((static_cast<std::size_t>(i) * o.size & 0xfffff) < o.size && i > 0) lseek(a, 0, SEEK_SET);
       if (write(a, buf.data(), o.size) <= 0) break;
@@ -158,9 +160,10 @@ void syscalls(Options o) {
   if (b >= 0) close(b);
   if (o.op == "write-file" || o.op == "pwrite-file") unlink(o.path.c_str());
   if (calls == 0) throw std::runtime_error("no syscall completed");
-  std::printf("syscalls op=%s calls=%ld seconds=%.6f ns_per_call=%.2f cpu_ns_per_call=%.2f min_batch_ns_per_call=%.2f\n",
-              o.op.c_str(), calls, elapsed, elapsed * 1e9 / static_cast<double>(calls),
-              cpu * 1e9 / static_cast<double>(calls), best_batch_ns / static_cast<double>(kBatch * per_iteration));
+  std::printf(
+      "syscalls op=%s calls=%ld seconds=%.6f ns_per_call=%.2f cpu_ns_per_call=%.2f min_batch_ns_per_call=%.2f\n",
+      o.op.c_str(), calls, elapsed, elapsed * 1e9 / static_cast<double>(calls), cpu * 1e9 / static_cast<double>(calls),
+      best_batch_ns / static_cast<double>(kBatch * per_iteration));
 }
 
 }  // namespace
@@ -170,8 +173,10 @@ void add_measured_modes(CLI::App& app, Options& o, std::vector<Mode>& modes) {
     auto* command = app.add_subcommand(name, what);
     if (endpoint_flag) command->add_option(endpoint_flag, o.endpoint, "ADDR:PORT")->required();
     add_size(command, o);
-    if (needs == Needs::kDurationOrDefault) add_receive_duration(command, o);
-    else add_bounds(command, o, false);
+    if (needs == Needs::kDurationOrDefault)
+      add_receive_duration(command, o);
+    else
+      add_bounds(command, o, false);
     modes.push_back({command, needs, [&o, run] { run(o); }});
     return command;
   };
@@ -180,8 +185,8 @@ void add_measured_modes(CLI::App& app, Options& o, std::vector<Mode>& modes) {
   add("stream-sink", "read one connection until EOF, timed", "--listen", Needs::kDurationOrDefault, stream_sink);
   add("stream-source", "write --size-byte messages as fast as possible", "--connect", Needs::kCountOrDuration,
       stream_source);
-  auto* sc = add("syscalls", "time non-socket syscalls (the agent's filter cost)", nullptr, Needs::kCountOrDuration,
-                 syscalls);
+  auto* sc =
+      add("syscalls", "time non-socket syscalls (the agent's filter cost)", nullptr, Needs::kCountOrDuration, syscalls);
   sc->add_option("--op", o.op, "write-devnull | read-devzero | pipe | write-file | pwrite-file");
   sc->add_option("--path", o.path, "file for the *-file ops (removed afterwards)");
 }

@@ -34,8 +34,8 @@ std::vector<std::size_t> parse_sizes(const std::string& text) {
       used = 0;
     }
     if (used == 0 || used != item.size() || n == 0 || n > kMaxMessage)
-      throw std::runtime_error("sizes must be a comma-separated list of 1.." + std::to_string(kMaxMessage) +
-                               ", got '" + text + "'");
+      throw std::runtime_error("sizes must be a comma-separated list of 1.." + std::to_string(kMaxMessage) + ", got '" +
+                               text + "'");
     sizes.push_back(n);
   }
   if (sizes.empty()) throw std::runtime_error("no sizes given");
