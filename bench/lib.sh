@@ -12,9 +12,9 @@ note() { echo "# $*" >&2; }  # stdout carries the benchmark's table
 bench_init() {
   [ "$(id -u)" = 0 ] || die "needs root (network namespaces, BPF)"
   SKEWSCOPE=$BUILD/agent/cli/skewscope
-  BT=$BUILD/bench/overhead_tools/bench_traffic
+  BT=$BUILD/tests/tools/lab_traffic
   for exe in "$SKEWSCOPE" "$BT"; do
-    [ -x "$exe" ] || die "no $exe: cmake --build $BUILD --target skewscope bench_traffic (or --build DIR)"
+    [ -x "$exe" ] || die "no $exe: cmake --build $BUILD --target skewscope lab_traffic (or --build DIR)"
   done
   for tool in bpftool curl jq awk; do command -v $tool >/dev/null || die "needs $tool"; done
 }

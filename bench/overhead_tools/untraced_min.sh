@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # What an untraced syscall pays for the agent, robust to a busy shared machine: the fastest batch
-# of 128 calls (bench_traffic's min_batch_ns_per_call; contention only ever adds time), lowest
+# of 128 calls (lab_traffic syscalls: min_batch_ns_per_call; contention only ever adds time), lowest
 # over the runs, for each agent build or variant given, against no agent, interleaved run by run.
-# bench_traffic comes from the first CONFIG's build (it does not depend on the agent).
+# lab_traffic comes from the first CONFIG's build (it does not depend on the agent).
 #
 #   bench/overhead_tools/untraced_min.sh [--runs N] [--count CALLS] CONFIG...
 #     CONFIG = LABEL=BUILD_DIR[:VARIANT]   e.g. before=build-before raw=build:raw_tp btf=build:btf
@@ -28,7 +28,7 @@ configs=(none "$@")
 foreign() {
   bpftool perf 2>/dev/null | awk -v me="${AGENT:-0}" '/tracepoint +sys_enter(_write)?$/ && $2 != me { n++ } END { print n + 0 }'
 }
-bt_of() { local spec=${1#*=}; echo "${spec%%:*}/bench/overhead_tools/bench_traffic"; }
+bt_of() { local spec=${1#*=}; echo "${spec%%:*}/tests/tools/lab_traffic"; }
 BT=$(bt_of "$1")
 [ -x "$BT" ] || { echo "no $BT" >&2; exit 2; }
 for round in $(seq 1 "$runs"); do

@@ -1,4 +1,4 @@
-// TCP helpers shared by the traffic tools (tests/tools/lab_traffic, bench/overhead_tools):
+// TCP helpers for lab_traffic (tests/tools/traffic*.cpp):
 // endpoints as ADDR:PORT, a connect that waits for a server still starting in its namespace,
 // and whole-buffer reads and writes.
 #pragma once
