@@ -19,12 +19,14 @@ BOOTSTRAP=$(cat "$WORK/bootstrap")
 [ "$(head -1 "$OUT")" = "$BOOTSTRAP" ] || fail "stdout's first line is not the bootstrap"
 note "bootstrap $BOOTSTRAP"
 
+# wait_until runs its command again each time: a "$(...)" in its arguments would be read once.
+lines_beyond() { [ "$(wc -l <"$OUT")" -gt "$1" ]; }
 # kafka_cmd LINE: send one command, print its one-line answer.
 kafka_cmd() {
   local before
   before=$(wc -l <"$OUT")
   echo "$1" >"$FIFO"
-  wait_until 10 test "$(wc -l <"$OUT")" -gt "$before" || fail "no answer to '$1'"
+  wait_until 10 lines_beyond "$before" || fail "no answer to '$1'"
   sed -n "$((before + 1))p" "$OUT"
 }
 expect_ok() { local a; a=$(kafka_cmd "$1"); [ "${a%% *}" = ok ] || fail "'$1' answered '$a'"; }
@@ -50,7 +52,8 @@ note "1000 produced, 1000 consumed"
 old=$(leader_of 0)
 new=$((old % 3 + 1))
 expect_ok "leader $TOPIC 0 $new"
-wait_until 10 test "$(leader_of 0)" = "$new" || fail "partition 0 leader still $(leader_of 0), wanted $new"
+leader_is() { [ "$(leader_of "$1")" = "$2" ]; }
+wait_until 10 leader_is 0 "$new" || fail "partition 0 leader still $(leader_of 0), wanted $new"
 note "partition 0 leader $old -> $new"
 produce 1001 2000
 [ "$(consume_all)" = "$(expected 1 2000)" ] || fail "messages lost or duplicated after the leader move"

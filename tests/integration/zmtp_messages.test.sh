@@ -18,7 +18,9 @@ zmtp_field() {  # zmtp_field SRC DST FIELD
     '[.pairs[] | select(.src==$s and .dst==$d and .transport=="zmtp")][0][$f] // 0'
 }
 # settle SRC DST EXPECTED: the agent reads payloads every 20 ms; wait (bounded) for the count.
-settle() { wait_until 10 test "$(zmtp_field "$1" "$2" spans)" -ge "$3" || true; sleep 0.5; }
+# (A function, so that wait_until reads the count again on each try.)
+spans_reach() { [ "$(zmtp_field "$1" "$2" spans)" -ge "$3" ]; }
+settle() { wait_until 10 spans_reach "$@" || true; sleep 0.5; }
 
 # PUSH/PULL: 20000 one-frame messages of 8 bytes, then 3000 messages of 3 frames.
 in_host 2 "$ZMQ_TOOL" pull --bind tcp://$B:7101 --count 23000 >"$WORK/pull.out" &
