@@ -59,7 +59,8 @@ ok "doctor: kernel, features, $n_use of $n_all hooks, variant $variant"
 lab_up 2
 domains=(--domain a=netns:"$(netns_path 1)" --domain b=netns:"$(netns_path 2)" --only-domains)
 spans_flag=()
-if "$SKEWSCOPE" agent --help | grep -q -- '--enable-spans-api'; then
+agent_help=$("$SKEWSCOPE" agent --help)  # whole, then matched: grep -q would cut the pipe (pipefail)
+if grep -q -- '--enable-spans-api' <<<"$agent_help"; then
   # Per-message data of the whole host: off unless asked for.
   start_agent "${domains[@]}"
   code=$(http_code /api/v1/spans)

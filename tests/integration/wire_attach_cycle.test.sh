@@ -11,7 +11,7 @@ lab_up 3
 in_host 2 tc qdisc add dev eth0 clsact
 WIRE="eth0@$(netns_path 1),eth0@$(netns_path 2)"
 
-has_clsact() { in_host "$1" tc qdisc show dev eth0 | grep -q clsact; }
+has_clsact() { [[ $(in_host "$1" tc qdisc show dev eth0) == *clsact* ]]; }
 our_filters() { { in_host "$1" tc filter show dev eth0 ingress; in_host "$1" tc filter show dev eth0 egress; } 2>/dev/null | grep -c 'wire_' || true; }
 wire_programs() { bpftool prog show 2>/dev/null | grep -cE 'name wire_(ingress|egress)' || true; }
 check_clean() {  # check_clean WHEN

@@ -5,7 +5,10 @@
 # syscall level's spans with zero negative spans, and no tc egress filter is attached.
 source "$(dirname "$0")/lib.sh"
 
-if ! "$SKEWSCOPE" doctor 2>/dev/null | grep -q "^  yes sock_ops TX timestamping"; then
+# Read whole before matching: `grep -q` quits at the match, and under pipefail the doctor's
+# SIGPIPE on its later lines would read as "no".
+doctor_out=$("$SKEWSCOPE" doctor 2>/dev/null)
+if ! grep -q "^  yes sock_ops TX timestamping" <<<"$doctor_out"; then
   echo "wire_sockops: skipped, this kernel has no sock_ops TX timestamping callbacks"
   exit 0
 fi
