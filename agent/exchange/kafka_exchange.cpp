@@ -237,43 +237,32 @@ void KafkaExchange::produce_outgoing() {
   // One record per key: a host pair's halves travel together, in capture order.
   std::unordered_map<std::string, WireBatch> batches;
   std::unordered_map<std::string, std::unordered_map<std::uint32_t, std::uint32_t>> domain_index;
-  for (OutgoingHalf& o : out) {
-    WireHalf& h = o.wire;
-    if (auto real = realtime_at(o.capture_ns)) h.realtime_ns = *real + o.clock_error_ns;
-    std::string key = host_pair_key(h.flow);
+  // Fixes a half's wall-clock time and files it in the record of `key`, its domain renumbered
+  // within that record.
+  auto file_in = [&](const std::string& key, auto& h, const auto& outgoing) -> WireBatch& {
+    if (auto real = realtime_at(outgoing.capture_ns)) h.realtime_ns = *real + outgoing.clock_error_ns;
     WireBatch& b = batches[key];
-    auto& index = domain_index[key];
-    auto [it, added] = index.try_emplace(h.domain, static_cast<std::uint32_t>(b.domains.size()));
+    auto [it, added] = domain_index[key].try_emplace(h.domain, static_cast<std::uint32_t>(b.domains.size()));
     if (added) b.domains.push_back(names.at(h.domain));
     h.domain = it->second;
-    b.halves.push_back(h);
+    return b;
+  };
+  for (OutgoingHalf& o : out) {
+    WireBatch& b = file_in(host_pair_key(o.wire.flow), o.wire, o);
+    b.halves.push_back(o.wire);
   }
   // RDMA halves: keyed by the two GIDs (on RoCEv2 the hosts' addresses), otherwise the same.
   for (OutgoingRdmaHalf& o : rdma_out) {
-    WireRdmaHalf& h = o.wire;
-    if (auto real = realtime_at(o.capture_ns)) h.realtime_ns = *real + o.clock_error_ns;
     FlowKey hosts;
-    hosts.src_addr = h.local_gid;
-    hosts.dst_addr = h.peer_gid;
-    std::string key = host_pair_key(hosts);
-    WireBatch& b = batches[key];
-    auto& index = domain_index[key];
-    auto [it, added] = index.try_emplace(h.domain, static_cast<std::uint32_t>(b.domains.size()));
-    if (added) b.domains.push_back(names.at(h.domain));
-    h.domain = it->second;
-    b.rdma_halves.push_back(h);
+    hosts.src_addr = o.wire.local_gid;
+    hosts.dst_addr = o.wire.peer_gid;
+    WireBatch& b = file_in(host_pair_key(hosts), o.wire, o);
+    b.rdma_halves.push_back(o.wire);
   }
   // Kafka batch halves: one record per topic-partition, whichever host pair they crossed.
   for (OutgoingMessageHalf& o : messages) {
-    WireMessageHalf& h = o.wire;
-    if (auto real = realtime_at(o.capture_ns)) h.realtime_ns = *real + o.clock_error_ns;
-    std::string key = message_key(h.topic, h.partition);
-    WireBatch& b = batches[key];
-    auto& index = domain_index[key];
-    auto [it, added] = index.try_emplace(h.domain, static_cast<std::uint32_t>(b.domains.size()));
-    if (added) b.domains.push_back(names.at(h.domain));
-    h.domain = it->second;
-    b.messages.push_back(std::move(h));
+    WireBatch& b = file_in(message_key(o.wire.topic, o.wire.partition), o.wire, o);
+    b.messages.push_back(std::move(o.wire));
   }
   for (auto& [key, batch] : batches) {
     batch.host = settings_.host_name;

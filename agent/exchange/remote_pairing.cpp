@@ -63,13 +63,9 @@ void RemotePairing::ingest(std::int32_t partition, const WireBatch& batch, std::
   }
   spans_.clear();
   for (const WireHalf& w : batch.halves) {
-    ++halves_consumed_;
-    const DomainId domain = batch_domains_[w.domain];
-    if (domain == 0xffff) {
-      ++dropped_[static_cast<std::size_t>(DropReason::remote_domain_full)];
-      part.last_loss_ns = now_ns;
-      continue;
-    }
+    const std::optional<DomainId> known = consume_domain(part, w.domain, now_ns);
+    if (!known) continue;
+    const DomainId domain = *known;
     Half h;
     h.kind = w.kind;
     h.transport = w.transport;
@@ -111,15 +107,20 @@ void RemotePairing::ingest(std::int32_t partition, const WireBatch& batch, std::
                         spans_.end());
 }
 
+std::optional<DomainId> RemotePairing::consume_domain(Partition& part, std::uint32_t index, std::int64_t now_ns) {
+  ++halves_consumed_;
+  const DomainId domain = batch_domains_[index];
+  if (domain != 0xffff) return domain;
+  ++dropped_[static_cast<std::size_t>(DropReason::remote_domain_full)];
+  part.last_loss_ns = now_ns;
+  return std::nullopt;
+}
+
 void RemotePairing::ingest_messages(Partition& part, const WireBatch& batch, std::int64_t now_ns) {
   for (const WireMessageHalf& w : batch.messages) {
-    ++halves_consumed_;
-    const DomainId domain = batch_domains_[w.domain];
-    if (domain == 0xffff) {
-      ++dropped_[static_cast<std::size_t>(DropReason::remote_domain_full)];
-      part.last_loss_ns = now_ns;
-      continue;
-    }
+    const std::optional<DomainId> known = consume_domain(part, w.domain, now_ns);
+    if (!known) continue;
+    const DomainId domain = *known;
     // Ages by arrival on this host; the span's ends are the two domains' wall-clock readings.
     const KafkaBatchEnd end{domain, now_ns, w.realtime_ns, w.bytes};
     const bool room = part.kafka.pending() < limits_.max_pending;

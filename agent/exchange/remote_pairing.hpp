@@ -74,6 +74,9 @@ class RemotePairing {
     std::map<std::pair<Address, Address>, RdmaPairing> rdma;
   };
   void ingest_rdma(Partition& part, const WireBatch& batch, std::int64_t now_ns);  // appends to spans_
+  // One half of a record consumed: the owner's id for its domain index, or nullopt when the
+  // remote-domain table was full (counted, and the partition's window marked lossy).
+  std::optional<DomainId> consume_domain(Partition& part, std::uint32_t index, std::int64_t now_ns);
   void revoke_rdma(const Partition& part);
   bool uncertain(const Partition& p, std::int64_t now_ns) const;
   std::optional<std::int64_t> pair_bound(DomainId src, DomainId dst) const;

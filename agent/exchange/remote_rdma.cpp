@@ -28,13 +28,9 @@ void RemotePairing::ingest_rdma(Partition& part, const WireBatch& batch, std::in
   // send crosses the exchange too.
   const RdmaPairingLimits limits{limits_.max_pending, limits_.send_max_age_ns, limits_.send_max_age_ns, 1 << 16};
   for (const WireRdmaHalf& w : batch.rdma_halves) {
-    ++halves_consumed_;
-    const DomainId domain = batch_domains_[w.domain];
-    if (domain == 0xffff) {
-      ++dropped_[static_cast<std::size_t>(DropReason::remote_domain_full)];
-      part.last_loss_ns = now_ns;
-      continue;
-    }
+    const std::optional<DomainId> known = consume_domain(part, w.domain, now_ns);
+    if (!known) continue;
+    const DomainId domain = *known;
     const auto host_pair = std::minmax(w.local_gid, w.peer_gid);
     auto table = part.rdma.find(host_pair);
     if (table == part.rdma.end()) {

@@ -9,40 +9,13 @@
 #  - lz4-compressed batches, an idempotent producer and two partitions per request pair too;
 #  - consumer 1 s behind: >= 95 % of the new kafka spans negative, health 0.
 source "$(dirname "$0")/lib.sh"
-KAFKA_TOOL=$BUILD/tests/tools/test_kafka
-command -v kcat >/dev/null || fail "kcat is not installed (scripts/setup installs it)"
-command -v socat >/dev/null || fail "socat is not installed"
+source "$(dirname "$0")/kafka_lab.sh"
 TOPIC=orders
-CG=/sys/fs/cgroup/unified/skewscope-$RUN_ID
-[ -d /sys/fs/cgroup/unified ] || CG=/sys/fs/cgroup/skewscope-$RUN_ID
-# The cgroups go after lib.sh's cleanup has stopped the agent and the lab (set -e: nothing here may fail).
-remove_cgroups() {
-  local rc=$? pids
-  pids=$(cat "$CG"/*/cgroup.procs 2>/dev/null || true)
-  [ -z "$pids" ] || kill $pids 2>/dev/null || true
-  sleep 0.2
-  rmdir "$CG"/producer "$CG"/consumer "$CG" 2>/dev/null || true
-  return $rc
-}
 trap 'remove_cgroups; cleanup' EXIT INT TERM
-mkdir -p "$CG/producer" "$CG/consumer"
-# in_cgroup DIR CMD...: CMD (and what it starts) runs in that cgroup
-in_cgroup() { local cg=$1; shift; sh -c 'echo $$ >"$0/cgroup.procs" && exec "$@"' "$cg" "$@"; }
+make_client_cgroups
 
 lab_up 3
-BROKER=10.77.0.3
-in_host 3 "$KAFKA_TOOL" --brokers 1 --topic $TOPIC:2:1 --bootstrap-file "$WORK/bootstrap" --fifo "$WORK/kafka.fifo" \
-  >"$WORK/kafka.out" 2>"$WORK/kafka.err" &
-BACKGROUND+=($!)
-wait_until 10 test -s "$WORK/bootstrap" || fail "test_kafka printed no bootstrap"
-BOOTSTRAP=$(cat "$WORK/bootstrap")
-PORT=${BOOTSTRAP##*:}
-in_host 3 socat "TCP-LISTEN:$PORT,bind=$BROKER,fork,reuseaddr,nodelay" "TCP:127.0.0.1:$PORT,nodelay" 2>/dev/null &
-BACKGROUND+=($!)
-for h in 1 2; do
-  in_host $h socat "TCP-LISTEN:$PORT,bind=127.0.0.1,fork,reuseaddr,nodelay" "TCP:$BROKER:$PORT,nodelay" 2>/dev/null &
-  BACKGROUND+=($!)
-done
+start_pipeline_kafka $TOPIC:2:1
 sleep 0.5
 
 start_agent --domain producer=cgroup:"$CG/producer" --domain consumer=cgroup:"$CG/consumer" --only-domains \

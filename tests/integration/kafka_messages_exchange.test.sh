@@ -14,38 +14,14 @@
 #    and health 0 for producer -> consumer on the agent(s) reporting it.
 source "$(dirname "$0")/lib.sh"
 source "$(dirname "$0")/exchange_lib.sh"
-command -v kcat >/dev/null || fail "kcat is not installed (scripts/setup installs it)"
-command -v socat >/dev/null || fail "socat is not installed"
+source "$(dirname "$0")/kafka_lab.sh"
 PIPE_TOPIC=orders
-CG=/sys/fs/cgroup/unified/skewscope-$RUN_ID
-[ -d /sys/fs/cgroup/unified ] || CG=/sys/fs/cgroup/skewscope-$RUN_ID
-remove_cgroups() {
-  local rc=$? pids
-  pids=$(cat "$CG"/*/cgroup.procs 2>/dev/null || true)
-  [ -z "$pids" ] || kill $pids 2>/dev/null || true
-  sleep 0.2
-  rmdir "$CG"/producer "$CG"/consumer "$CG" 2>/dev/null || true
-  return $rc
-}
 trap 'rc_=$?; set +e; [ $rc_ -ne 0 ] && show_agent_logs; (exit $rc_); remove_cgroups; cleanup' EXIT INT TERM
-mkdir -p "$CG/producer" "$CG/consumer"
-in_cgroup() { local cg=$1; shift; sh -c 'echo $$ >"$0/cgroup.procs" && exec "$@"' "$cg" "$@"; }
+make_client_cgroups
 
 lab_up 3
 start_kafka 6  # the exchange's Kafka (root loopback)
-# The pipeline's Kafka in host 3, with its own files (exchange_lib.sh uses bootstrap/kafka.fifo).
-BROKER=10.77.0.3
-in_host 3 "$KAFKA_TOOL" --brokers 1 --topic $PIPE_TOPIC:2:1 --bootstrap-file "$WORK/pipe.bootstrap" \
-  --fifo "$WORK/pipe.fifo" >"$WORK/pipe.out" 2>"$WORK/pipe.err" &
-BACKGROUND+=($!)
-wait_until 10 test -s "$WORK/pipe.bootstrap" || fail "pipeline test_kafka printed no bootstrap"
-PORT=$(sed 's/.*://' "$WORK/pipe.bootstrap")
-in_host 3 socat "TCP-LISTEN:$PORT,bind=$BROKER,fork,reuseaddr,nodelay" "TCP:127.0.0.1:$PORT,nodelay" 2>/dev/null &
-BACKGROUND+=($!)
-for h in 1 2; do
-  in_host $h socat "TCP-LISTEN:$PORT,bind=127.0.0.1,fork,reuseaddr,nodelay" "TCP:$BROKER:$PORT,nodelay" 2>/dev/null &
-  BACKGROUND+=($!)
-done
+start_pipeline_kafka $PIPE_TOPIC:2:1  # files $WORK/pipe.* (exchange_lib.sh uses bootstrap, kafka.fifo)
 
 common=(--only-domains --window 5s --payload-bytes 8192 --enable-spans-api
   --exchange "kafka:$BOOTSTRAP" --exchange-group "$RUN_ID" --exchange-config fetch.wait.max.ms=20)
