@@ -13,28 +13,9 @@
 #include <bpf/bpf_core_read.h>
 #include "skewscope/abi/rdma_event.h"
 #include "lib/verbs_layout.bpf.h"
+#include "lib/code_position.bpf.h"
 
 char LICENSE[] SEC("license") = "GPL";
-
-/* Only the network namespace of the caller: flavoured names so they never clash with the shared
- * kernel_types declarations (libbpf matches "task_struct___rdma" against task_struct). */
-struct nsproxy___rdma {
-	struct net *net_ns;
-} __attribute__((preserve_access_index));
-struct task_struct___rdma {
-	struct nsproxy___rdma *nsproxy;
-} __attribute__((preserve_access_index));
-struct inode___rdma {
-	unsigned long i_ino;
-} __attribute__((preserve_access_index));
-struct file___rdma {
-	struct inode___rdma *f_inode;
-} __attribute__((preserve_access_index));
-struct vm_area_struct___rdma {
-	unsigned long vm_start;
-	unsigned long vm_pgoff;
-	struct file___rdma *vm_file;
-} __attribute__((preserve_access_index));
 
 #define MAX_WRS 16 /* WRs read per post_send call; more are counted */
 #define MAX_WCS 16 /* completions read per poll_cq return; more are counted */
@@ -146,31 +127,13 @@ static __always_inline void restart_ordinals(__u32 qpn, __u64 tracked)
 	bpf_map_update_elem(&qp_ordinals, &key, &fresh, BPF_ANY);
 }
 
-struct vma_lookup {
-	__u64 address;
-	struct armed_key key;
-};
-
-static long vma_file_offset(struct task_struct *task, struct vm_area_struct___rdma *vma, struct vma_lookup *l)
-{
-	struct file___rdma *file = BPF_CORE_READ(vma, vm_file);
-	if (!file)
-		return 0;
-	l->key.inode = BPF_CORE_READ(file, f_inode, i_ino);
-	l->key.offset =
-		l->address - BPF_CORE_READ(vma, vm_start) + ((__u64)BPF_CORE_READ(vma, vm_pgoff) << 12);
-	return 0;
-}
-
 /* Is the function at this address of the current process probed already? */
 static __always_inline bool armed(__u64 address)
 {
-	struct vma_lookup l = {.address = address};
-	if (!address ||
-	    bpf_find_vma((void *)bpf_get_current_task_btf(), address, vma_file_offset, &l, 0) != 0 ||
-	    !l.key.inode)
+	struct armed_key key;
+	if (!code_file_position(address, &key.inode, &key.offset))
 		return false;
-	return bpf_map_lookup_elem(&armed_functions, &l.key) != 0;
+	return bpf_map_lookup_elem(&armed_functions, &key) != 0;
 }
 
 /* The provider's data-path functions, read from the context's legacy ops table (libibverbs
