@@ -232,7 +232,7 @@ std::string HttpApi::use_web_config(WebConfig config) {
 
 std::string HttpApi::use_web_config_file(const std::string& path) {
   if (path.empty()) return {};
-  Parsed<WebConfig> config = load_web_config(path);
+  Result<WebConfig> config = load_web_config(path);
   return config ? use_web_config(*config.value) : config.error;
 }
 

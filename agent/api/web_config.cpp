@@ -10,7 +10,7 @@
 namespace skewscope {
 namespace {
 
-using Result = Parsed<WebConfig>;
+using ConfigResult = Result<WebConfig>;
 
 std::string read_file(const std::string& path, std::string& error) {
   std::ifstream in(path, std::ios::binary);
@@ -48,57 +48,57 @@ bool password_matches(const std::string& password, const std::string& bcrypt_has
   return differ == 0;
 }
 
-Result parse_web_config(const std::string& yaml_text, const std::string& base_dir) {
+ConfigResult parse_web_config(const std::string& yaml_text, const std::string& base_dir) {
   YAML::Node root;
   try {
     root = YAML::Load(yaml_text);
   } catch (const YAML::Exception& e) {
-    return Result::fail(std::string("not YAML: ") + e.what());
+    return ConfigResult::fail(std::string("not YAML: ") + e.what());
   }
-  if (root.IsNull()) return Result::ok({});
-  if (!root.IsMap()) return Result::fail("the top level must be a map");
+  if (root.IsNull()) return ConfigResult::ok({});
+  if (!root.IsMap()) return ConfigResult::fail("the top level must be a map");
   try {
-    if (auto e = unknown_key(root, {"tls_server_config", "basic_auth_users"}, ""); !e.empty()) return Result::fail(e);
+    if (auto e = unknown_key(root, {"tls_server_config", "basic_auth_users"}, ""); !e.empty()) return ConfigResult::fail(e);
     WebConfig config;
     if (auto tls = root["tls_server_config"]; tls && !tls.IsNull()) {
-      if (!tls.IsMap()) return Result::fail("tls_server_config must be a map");
+      if (!tls.IsMap()) return ConfigResult::fail("tls_server_config must be a map");
       if (auto e = unknown_key(tls, {"cert_file", "key_file"}, "tls_server_config."); !e.empty())
-        return Result::fail(e);
-      if (!tls["cert_file"] || !tls["key_file"]) return Result::fail("tls_server_config needs cert_file and key_file");
+        return ConfigResult::fail(e);
+      if (!tls["cert_file"] || !tls["key_file"]) return ConfigResult::fail("tls_server_config needs cert_file and key_file");
       auto resolve = [&](const std::string& p) { return p.empty() || p.front() == '/' ? p : base_dir + "/" + p; };
       std::string error;
       config.cert_pem = read_file(resolve(tls["cert_file"].as<std::string>()), error);
       if (error.empty()) config.key_pem = read_file(resolve(tls["key_file"].as<std::string>()), error);
-      if (!error.empty()) return Result::fail("tls_server_config: " + error);
+      if (!error.empty()) return ConfigResult::fail("tls_server_config: " + error);
       if (config.cert_pem.find("-----BEGIN CERTIFICATE-----") == std::string::npos)
-        return Result::fail("tls_server_config.cert_file is not a PEM certificate");
+        return ConfigResult::fail("tls_server_config.cert_file is not a PEM certificate");
       if (config.key_pem.find("PRIVATE KEY-----") == std::string::npos)
-        return Result::fail("tls_server_config.key_file is not a PEM private key");
+        return ConfigResult::fail("tls_server_config.key_file is not a PEM private key");
     }
     if (auto users = root["basic_auth_users"]; users && !users.IsNull()) {
-      if (!users.IsMap()) return Result::fail("basic_auth_users must map user names to bcrypt hashes");
+      if (!users.IsMap()) return ConfigResult::fail("basic_auth_users must map user names to bcrypt hashes");
       for (const auto& entry : users) {
         auto user = entry.first.as<std::string>();
         auto hash = entry.second.as<std::string>();
         if (user.empty() || user.find(':') != std::string::npos)
-          return Result::fail("basic_auth_users: user name '" + user + "' is empty or has a ':'");
-        if (!is_bcrypt(hash)) return Result::fail("basic_auth_users." + user + ": not a bcrypt hash ($2y$...)");
+          return ConfigResult::fail("basic_auth_users: user name '" + user + "' is empty or has a ':'");
+        if (!is_bcrypt(hash)) return ConfigResult::fail("basic_auth_users." + user + ": not a bcrypt hash ($2y$...)");
         config.basic_auth_users[user] = hash;
       }
     }
-    return Result::ok(std::move(config));
+    return ConfigResult::ok(std::move(config));
   } catch (const YAML::Exception& e) {
-    return Result::fail(std::string("unexpected value: ") + e.what());
+    return ConfigResult::fail(std::string("unexpected value: ") + e.what());
   }
 }
 
-Result load_web_config(const std::string& path) {
+ConfigResult load_web_config(const std::string& path) {
   std::string error;
   std::string text = read_file(path, error);
-  if (!error.empty()) return Result::fail("--web.config.file: " + error);
+  if (!error.empty()) return ConfigResult::fail("--web.config.file: " + error);
   auto slash = path.rfind('/');
   const std::string dir = slash == std::string::npos ? "." : slash == 0 ? "/" : path.substr(0, slash);
-  Result parsed = parse_web_config(text, dir);
+  ConfigResult parsed = parse_web_config(text, dir);
   if (!parsed) parsed.error = "--web.config.file " + path + ": " + parsed.error;
   return parsed;
 }

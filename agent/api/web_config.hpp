@@ -14,7 +14,7 @@
 #include <map>
 #include <string>
 
-#include "skewscope/parsed.hpp"
+#include "skewscope/result.hpp"
 
 namespace skewscope {
 
@@ -25,9 +25,9 @@ struct WebConfig {
   bool tls() const { return !cert_pem.empty(); }
 };
 
-Parsed<WebConfig> load_web_config(const std::string& path);
+Result<WebConfig> load_web_config(const std::string& path);
 // base_dir resolves relative cert_file/key_file paths.
-Parsed<WebConfig> parse_web_config(const std::string& yaml_text, const std::string& base_dir);
+Result<WebConfig> parse_web_config(const std::string& yaml_text, const std::string& base_dir);
 
 // bcrypt check (libcrypt). Slow by design (tens of ms at cost 10): callers must budget it.
 bool password_matches(const std::string& password, const std::string& bcrypt_hash);

@@ -143,7 +143,7 @@ std::string attach_side(int ifindex, bpf_tc_attach_point point, int prog_fd, boo
 
 }  // namespace
 
-Parsed<std::vector<WireInterface>> parse_wire_interfaces(const std::vector<std::string>& specs) {
+Result<std::vector<WireInterface>> parse_wire_interfaces(const std::vector<std::string>& specs) {
   std::vector<WireInterface> out;
   std::set<std::string> seen;
   for (const auto& spec : specs) {
@@ -158,17 +158,17 @@ Parsed<std::vector<WireInterface>> parse_wire_interfaces(const std::vector<std::
       if (at != std::string::npos) w.netns_path = item.substr(at + 1);
       if (w.name.empty() || w.name.size() >= IF_NAMESIZE || w.name.find('/') != std::string::npos ||
           w.name.find_first_of(" \t:") != std::string::npos)
-        return Parsed<std::vector<WireInterface>>::fail("--wire-timestamps: '" + item +
+        return Result<std::vector<WireInterface>>::fail("--wire-timestamps: '" + item +
                                                         "' is not IFACE or IFACE@NETNS_PATH");
       if (at != std::string::npos && (w.netns_path.empty() || w.netns_path.front() != '/'))
-        return Parsed<std::vector<WireInterface>>::fail("--wire-timestamps: '" + item +
+        return Result<std::vector<WireInterface>>::fail("--wire-timestamps: '" + item +
                                                         "': the namespace must be an absolute path");
       if (!seen.insert(w.label()).second)
-        return Parsed<std::vector<WireInterface>>::fail("--wire-timestamps: '" + w.label() + "' is named twice");
+        return Result<std::vector<WireInterface>>::fail("--wire-timestamps: '" + w.label() + "' is named twice");
       out.push_back(w);
     }
   }
-  return Parsed<std::vector<WireInterface>>::ok(std::move(out));
+  return Result<std::vector<WireInterface>>::ok(std::move(out));
 }
 
 bool kernel_has_tx_timestamping_callbacks() {

@@ -22,7 +22,7 @@
 #include <vector>
 
 #include "skewscope/abi/wire_event.h"
-#include "skewscope/parsed.hpp"
+#include "skewscope/result.hpp"
 
 struct wire_tc;  // generated skeletons
 struct wire_sockops;
@@ -42,7 +42,7 @@ struct WireInterface {
 };
 
 // Parses the comma-separated lists of every --wire-timestamps flag; duplicates are an error.
-Parsed<std::vector<WireInterface>> parse_wire_interfaces(const std::vector<std::string>& specs);
+Result<std::vector<WireInterface>> parse_wire_interfaces(const std::vector<std::string>& specs);
 
 // --wire-cgroup PATH: a cgroup v2 directory whose sockets get the sock_ops TX timestamping send
 // side. Refuses what is not a cgroup v2 directory, and the root cgroup (the whole host).

@@ -4,7 +4,7 @@
 #include <string>
 #include <string_view>
 
-#include "skewscope/parsed.hpp"
+#include "skewscope/result.hpp"
 
 namespace skewscope {
 
@@ -14,7 +14,7 @@ struct ListenAddress {
 };
 
 // "0.0.0.0:9477", "127.0.0.1:0", "[::1]:9477"
-Parsed<ListenAddress> parse_listen_address(std::string_view text);
+Result<ListenAddress> parse_listen_address(std::string_view text);
 
 // Resolves the host part as a listening TCP server does (getaddrinfo, passive). "" when it
 // resolves; otherwise an error naming the resolver's reason (gai_strerror, e.g. "Name or service

@@ -42,7 +42,7 @@ bool DomainRegistry::add_cgroup(const std::string& name, std::uint64_t cgroup_id
   return true;
 }
 
-Parsed<DomainRegistry> DomainRegistry::from_specs(const std::vector<DomainSpec>& specs, std::string host_name,
+Result<DomainRegistry> DomainRegistry::from_specs(const std::vector<DomainSpec>& specs, std::string host_name,
                                                   bool only_domains) {
   DomainRegistry registry(std::move(host_name), only_domains);
   for (const auto& spec : specs) {
@@ -51,20 +51,20 @@ Parsed<DomainRegistry> DomainRegistry::from_specs(const std::vector<DomainSpec>&
     struct stat st {};
     struct statfs fs {};
     if (stat(spec.path.c_str(), &st) != 0 || statfs(spec.path.c_str(), &fs) != 0)
-      return Parsed<DomainRegistry>::fail(label + ": " + system_error(spec.path));
+      return Result<DomainRegistry>::fail(label + ": " + system_error(spec.path));
     bool added = false;
     if (spec.kind == DomainSpec::Kind::netns) {
       if (fs.f_type != kNsfsMagic)
-        return Parsed<DomainRegistry>::fail(label + ": not a network namespace file (e.g. /run/netns/NAME)");
+        return Result<DomainRegistry>::fail(label + ": not a network namespace file (e.g. /run/netns/NAME)");
       added = registry.add_netns(spec.name, static_cast<std::uint32_t>(st.st_ino));
     } else {
       if (fs.f_type != kCgroup2Magic || !S_ISDIR(st.st_mode))
-        return Parsed<DomainRegistry>::fail(label + ": not a cgroup v2 directory");
+        return Result<DomainRegistry>::fail(label + ": not a cgroup v2 directory");
       added = registry.add_cgroup(spec.name, st.st_ino);  // a cgroup v2 id is its directory's inode
     }
-    if (!added) return Parsed<DomainRegistry>::fail(label + ": name or " + kind + " already used by another --domain");
+    if (!added) return Result<DomainRegistry>::fail(label + ": name or " + kind + " already used by another --domain");
   }
-  return Parsed<DomainRegistry>::ok(std::move(registry));
+  return Result<DomainRegistry>::ok(std::move(registry));
 }
 
 std::optional<DomainId> DomainRegistry::classify(std::uint32_t netns_ino, std::uint64_t cgroup_id) const {

@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "domains/domain_spec.hpp"
-#include "skewscope/parsed.hpp"
+#include "skewscope/result.hpp"
 #include "skewscope/span.hpp"
 
 namespace skewscope {
@@ -21,7 +21,7 @@ class DomainRegistry {
 
   // Resolves each spec's path to its namespace inode or cgroup id. Fails with a one-line error
   // naming the spec when a path is missing or is not a namespace / cgroup v2 directory.
-  static Parsed<DomainRegistry> from_specs(const std::vector<DomainSpec>& specs, std::string host_name,
+  static Result<DomainRegistry> from_specs(const std::vector<DomainSpec>& specs, std::string host_name,
                                            bool only_domains);
 
   // Returns false (and leaves the registry unchanged) when the name or key is already used.

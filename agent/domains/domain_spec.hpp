@@ -6,7 +6,7 @@
 #include <string>
 #include <string_view>
 
-#include "skewscope/parsed.hpp"
+#include "skewscope/result.hpp"
 
 namespace skewscope {
 
@@ -31,10 +31,10 @@ inline constexpr std::int64_t kMaxSimulatedOffsetNs = 86'400'000'000'000;
 inline constexpr double kMaxSimulatedDriftPpm = 1000;
 
 // NAME=netns:PATH or NAME=cgroup:PATH
-Parsed<DomainSpec> parse_domain_spec(std::string_view text);
+Result<DomainSpec> parse_domain_spec(std::string_view text);
 
 // NAME=OFFSET[,DRIFTppm], e.g. infer=+5ms, infer=-250us,+20ppm; refused beyond the limits above.
-Parsed<ClockSimulation> parse_clock_simulation(std::string_view text);
+Result<ClockSimulation> parse_clock_simulation(std::string_view text);
 
 // Domain names become label values and JSON keys: keep them short and plain.
 bool is_valid_domain_name(std::string_view name);

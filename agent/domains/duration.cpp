@@ -18,16 +18,16 @@ constexpr std::array<Unit, 7> kUnits{
 
 }  // namespace
 
-Parsed<std::int64_t> parse_duration_ns(std::string_view text) {
+Result<std::int64_t> parse_duration_ns(std::string_view text) {
   const std::string original(text);
-  if (text.empty()) return Parsed<std::int64_t>::fail("empty duration");
+  if (text.empty()) return Result<std::int64_t>::fail("empty duration");
   double sign = 1;
   if (text.front() == '+' || text.front() == '-') {
     sign = text.front() == '-' ? -1 : 1;
     text.remove_prefix(1);
   }
   // A bare zero needs no unit: it is the same in all of them (Go's ParseDuration agrees).
-  if (text == "0") return Parsed<std::int64_t>::ok(0);
+  if (text == "0") return Result<std::int64_t>::ok(0);
   for (const auto& unit : kUnits) {
     if (text.size() <= unit.suffix.size() || !text.ends_with(unit.suffix)) continue;
     std::string_view number = text.substr(0, text.size() - unit.suffix.size());
@@ -37,10 +37,10 @@ Parsed<std::int64_t> parse_duration_ns(std::string_view text) {
     if (ec != std::errc() || end != number.data() + number.size()) continue;
     if (!std::isfinite(value) || value < 0) break;
     double ns = sign * value * unit.ns;
-    if (std::fabs(ns) > 9.2e18) return Parsed<std::int64_t>::fail("duration '" + original + "' is out of range");
-    return Parsed<std::int64_t>::ok(static_cast<std::int64_t>(std::llround(ns)));
+    if (std::fabs(ns) > 9.2e18) return Result<std::int64_t>::fail("duration '" + original + "' is out of range");
+    return Result<std::int64_t>::ok(static_cast<std::int64_t>(std::llround(ns)));
   }
-  return Parsed<std::int64_t>::fail("malformed duration '" + original +
+  return Result<std::int64_t>::fail("malformed duration '" + original +
                                     "' (expected a number and a unit: ns, us, ms, s, m, h; e.g. 5ms, -250us)");
 }
 

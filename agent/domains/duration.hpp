@@ -5,13 +5,13 @@
 #include <string>
 #include <string_view>
 
-#include "skewscope/parsed.hpp"
+#include "skewscope/result.hpp"
 
 namespace skewscope {
 
 // Signed nanoseconds. A unit is required ("5" alone is ambiguous and rejected), except for a bare
 // "0" (or "+0", "-0"), which means the same in every unit.
-Parsed<std::int64_t> parse_duration_ns(std::string_view text);
+Result<std::int64_t> parse_duration_ns(std::string_view text);
 
 // "5ms" style rendering for messages and tables; exact when possible.
 std::string format_duration_ns(std::int64_t ns);

@@ -25,12 +25,12 @@ std::string percent(double v) {
 
 }  // namespace
 
-Parsed<ErrorModel> parse_error_model(std::string_view text) {
+Result<ErrorModel> parse_error_model(std::string_view text) {
   const std::string original(text);
   text = trim(text);
   const auto colon = text.find(':');
   if (colon == std::string_view::npos)
-    return Parsed<ErrorModel>::fail("clock error '" + original +
+    return Result<ErrorModel>::fail("clock error '" + original +
                                     "' needs KIND:SCALE, e.g. gaussian:1ms or laplace:250us");
   const std::string_view kind = text.substr(0, colon);
   ErrorModel m;
@@ -39,27 +39,27 @@ Parsed<ErrorModel> parse_error_model(std::string_view text) {
   else if (kind == "laplace")
     m.kind = ErrorKind::laplace;
   else
-    return Parsed<ErrorModel>::fail("unknown clock error distribution '" + std::string(kind) +
+    return Result<ErrorModel>::fail("unknown clock error distribution '" + std::string(kind) +
                                     "' (expected gaussian or laplace)");
   auto scale = parse_duration_ns(text.substr(colon + 1));
-  if (!scale) return Parsed<ErrorModel>::fail("clock error '" + original + "': " + scale.error);
-  if (*scale < 0) return Parsed<ErrorModel>::fail("clock error '" + original + "': the scale must not be negative");
+  if (!scale) return Result<ErrorModel>::fail("clock error '" + original + "': " + scale.error);
+  if (*scale < 0) return Result<ErrorModel>::fail("clock error '" + original + "': the scale must not be negative");
   m.scale_ns = static_cast<double>(*scale);
   m.spec = std::string(text);
-  return Parsed<ErrorModel>::ok(std::move(m));
+  return Result<ErrorModel>::ok(std::move(m));
 }
 
-Parsed<std::vector<ErrorModel>> parse_error_models(std::string_view text) {
+Result<std::vector<ErrorModel>> parse_error_models(std::string_view text) {
   std::vector<ErrorModel> out;
   while (true) {
     const auto sep = text.find_first_of("|,");
     auto one = parse_error_model(text.substr(0, sep));
-    if (!one) return Parsed<std::vector<ErrorModel>>::fail(one.error);
+    if (!one) return Result<std::vector<ErrorModel>>::fail(one.error);
     out.push_back(*one);
     if (sep == std::string_view::npos) break;
     text.remove_prefix(sep + 1);
   }
-  return Parsed<std::vector<ErrorModel>>::ok(std::move(out));
+  return Result<std::vector<ErrorModel>>::ok(std::move(out));
 }
 
 double inversion_probability(const ErrorModel& model, double s) {

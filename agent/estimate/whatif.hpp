@@ -16,7 +16,7 @@
 #include <vector>
 
 #include "estimate/estimator.hpp"
-#include "skewscope/parsed.hpp"
+#include "skewscope/result.hpp"
 
 namespace skewscope::estimate {
 
@@ -30,8 +30,8 @@ struct ErrorModel {
 
 // "gaussian:1ms", "laplace:250us" ("normal" is accepted for gaussian). Several models separated by
 // '|' or ',' become several columns. The scale must not be negative; 0 means a perfect clock.
-Parsed<ErrorModel> parse_error_model(std::string_view text);
-Parsed<std::vector<ErrorModel>> parse_error_models(std::string_view text);
+Result<ErrorModel> parse_error_model(std::string_view text);
+Result<std::vector<ErrorModel>> parse_error_models(std::string_view text);
 
 // Probability that one message with span s is inverted under the model.
 double inversion_probability(const ErrorModel& model, double span_ns);
