@@ -5,7 +5,6 @@
 #include <algorithm>
 #include <cerrno>
 #include <cmath>
-#include <variant>
 
 namespace skewscope::clocks {
 namespace {
@@ -100,10 +99,10 @@ void ClockMonitor::poll() {
   std::optional<TimexReading> timex;
   std::optional<ErrorReason> timex_error;
   auto t = read_kernel_clock();
-  if (auto* reading = std::get_if<TimexReading>(&t)) {
-    timex = *reading;
+  if (t) {
+    timex = *t;
   } else {
-    timex_error = reason_from_errno(std::get<int>(t));
+    timex_error = reason_from_errno(t.error);
     add_error(SourceKind::kTimex, *timex_error);
   }
 

@@ -24,11 +24,11 @@ TimexReading interpret_timex(const RawTimex& raw) {
   return r;
 }
 
-std::variant<TimexReading, int> read_kernel_clock() {
+Result<TimexReading, int> read_kernel_clock() {
   struct timex tx {};
   tx.modes = 0;  // read only: any other value would adjust the clock
   const int state = ::adjtimex(&tx);
-  if (state < 0) return errno;
+  if (state < 0) return Result<TimexReading, int>::fail(errno);
   RawTimex raw;
   raw.offset = tx.offset;
   raw.freq = tx.freq;
@@ -37,7 +37,7 @@ std::variant<TimexReading, int> read_kernel_clock() {
   raw.status = tx.status;
   raw.tai = tx.tai;
   raw.state = state;
-  return interpret_timex(raw);
+  return Result<TimexReading, int>::ok(interpret_timex(raw));
 }
 
 }  // namespace skewscope::clocks

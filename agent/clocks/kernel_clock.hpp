@@ -4,7 +4,8 @@
 
 #include <cstdint>
 #include <optional>
-#include <variant>
+
+#include "skewscope/result.hpp"
 
 namespace skewscope::clocks {
 
@@ -43,7 +44,7 @@ struct TimexReading {
 
 TimexReading interpret_timex(const RawTimex& raw);
 
-// adjtimex(modes = 0). On failure returns the errno.
-std::variant<TimexReading, int> read_kernel_clock();
+// adjtimex(modes = 0). On failure the error is the errno (the monitor counts errors by reason).
+Result<TimexReading, int> read_kernel_clock();
 
 }  // namespace skewscope::clocks

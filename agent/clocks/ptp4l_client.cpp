@@ -143,11 +143,11 @@ void Ptp4lClient::handle(const std::uint8_t* data, std::size_t size, bool trunca
     return;
   }
   auto decoded = ptp::decode({data, size});
-  auto* msg = std::get_if<ptp::Message>(&decoded);
-  if (msg == nullptr) {
+  if (!decoded) {
     res.errors.add(ErrorReason::kMalformed);
     return;
   }
+  const ptp::Message* msg = &*decoded;
   Pending* p = nullptr;
   for (auto& cand : pending_)
     if (cand.seq == msg->sequence_id) p = &cand;

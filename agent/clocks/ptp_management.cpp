@@ -150,33 +150,35 @@ ParentDataSet read_parent(Reader& r) {
   return p;
 }
 
+using BodyResult = Result<Body, DecodeError>;
+
 // Decode the value of a MANAGEMENT TLV. Data sets are only decoded in RESPONSEs: a GET may carry
 // a zero-filled placeholder (plain pmc) or nothing (pmc -z), and neither means anything.
-std::variant<Body, DecodeError> read_management_tlv(Reader& value, Action action) {
+BodyResult read_management_tlv(Reader& value, Action action) {
   const std::uint16_t id = value.u16();
   const std::size_t size = value.remaining();
-  if (!value.ok()) return DecodeError::kBadTlvLength;
-  if (action != Action::kResponse) return Body{OtherTlv{id, size}};
+  if (!value.ok()) return BodyResult::fail(DecodeError::kBadTlvLength);
+  if (action != Action::kResponse) return BodyResult::ok(Body{OtherTlv{id, size}});
   auto need = [&](std::size_t n) { return size >= n; };
   switch (static_cast<ManagementId>(id)) {
     case ManagementId::kTimeStatusNp:
-      if (!need(kTimeStatusNpSize)) return DecodeError::kBadTlvLength;
-      return Body{read_time_status(value)};
+      if (!need(kTimeStatusNpSize)) return BodyResult::fail(DecodeError::kBadTlvLength);
+      return BodyResult::ok(Body{read_time_status(value)});
     case ManagementId::kPortDataSet:
-      if (!need(kPortDataSetSize)) return DecodeError::kBadTlvLength;
-      return Body{read_port(value)};
+      if (!need(kPortDataSetSize)) return BodyResult::fail(DecodeError::kBadTlvLength);
+      return BodyResult::ok(Body{read_port(value)});
     case ManagementId::kCurrentDataSet:
-      if (!need(kCurrentDataSetSize)) return DecodeError::kBadTlvLength;
-      return Body{read_current(value)};
+      if (!need(kCurrentDataSetSize)) return BodyResult::fail(DecodeError::kBadTlvLength);
+      return BodyResult::ok(Body{read_current(value)});
     case ManagementId::kParentDataSet:
-      if (!need(kParentDataSetSize)) return DecodeError::kBadTlvLength;
-      return Body{read_parent(value)};
+      if (!need(kParentDataSetSize)) return BodyResult::fail(DecodeError::kBadTlvLength);
+      return BodyResult::ok(Body{read_parent(value)});
   }
-  return Body{OtherTlv{id, size}};
+  return BodyResult::ok(Body{OtherTlv{id, size}});
 }
 
-std::variant<Body, DecodeError> read_error_tlv(Reader& value) {
-  if (value.remaining() < kErrorFixedSize) return DecodeError::kBadTlvLength;
+BodyResult read_error_tlv(Reader& value) {
+  if (value.remaining() < kErrorFixedSize) return BodyResult::fail(DecodeError::kBadTlvLength);
   ManagementError e;
   e.error_id = value.u16();
   e.management_id = value.u16();
@@ -185,10 +187,10 @@ std::variant<Body, DecodeError> read_error_tlv(Reader& value) {
   if (value.remaining() > 0) {
     const std::size_t n = value.u8();
     auto text = value.bytes(n);
-    if (!value.ok()) return DecodeError::kBadTlvLength;
+    if (!value.ok()) return BodyResult::fail(DecodeError::kBadTlvLength);
     e.display_data.assign(text.begin(), text.end());
   }
-  return Body{std::move(e)};
+  return BodyResult::ok(Body{std::move(e)});
 }
 
 void write_body(Writer& w, const Body& body) {
@@ -293,15 +295,15 @@ const char* to_string(DecodeError e) {
 }
 
 DecodeResult decode(std::span<const std::uint8_t> bytes) noexcept {
-  if (bytes.size() < kHeaderSize) return DecodeError::kTruncated;
+  if (bytes.size() < kHeaderSize) return DecodeResult::fail(DecodeError::kTruncated);
   Reader h(bytes);
   const std::uint8_t type = h.u8() & 0x0F;
   const std::uint8_t version = h.u8() & 0x0F;  // high nibble is minorVersionPTP in 1588-2019
   const std::uint16_t length = h.u16();
-  if (type != kMessageTypeManagement) return DecodeError::kNotManagement;
-  if (version != kVersionPtp) return DecodeError::kBadVersion;
-  if (length < kManagementHeaderSize + kTlvHeaderSize) return DecodeError::kBadLength;
-  if (bytes.size() < length) return DecodeError::kTruncated;
+  if (type != kMessageTypeManagement) return DecodeResult::fail(DecodeError::kNotManagement);
+  if (version != kVersionPtp) return DecodeResult::fail(DecodeError::kBadVersion);
+  if (length < kManagementHeaderSize + kTlvHeaderSize) return DecodeResult::fail(DecodeError::kBadLength);
+  if (bytes.size() < length) return DecodeResult::fail(DecodeError::kTruncated);
   // Trailing bytes beyond messageLength are not ours to interpret (1588 allows padding).
   Reader r(bytes.first(length));
   Message m;
@@ -316,26 +318,26 @@ DecodeResult decode(std::span<const std::uint8_t> bytes) noexcept {
   m.boundary_hops = r.u8();
   const std::uint8_t action = r.u8() & 0x0F;
   r.skip(1);
-  if (action > static_cast<std::uint8_t>(Action::kAcknowledge)) return DecodeError::kBadAction;
+  if (action > static_cast<std::uint8_t>(Action::kAcknowledge)) return DecodeResult::fail(DecodeError::kBadAction);
   m.action = static_cast<Action>(action);
 
   const std::uint16_t tlv_type = r.u16();
   const std::uint16_t tlv_length = r.u16();
-  if (!r.ok()) return DecodeError::kTruncated;
-  if (tlv_length > r.remaining()) return DecodeError::kBadTlvLength;
+  if (!r.ok()) return DecodeResult::fail(DecodeError::kTruncated);
+  if (tlv_length > r.remaining()) return DecodeResult::fail(DecodeError::kBadTlvLength);
   Reader value(r.bytes(tlv_length));
-  std::variant<Body, DecodeError> body;
+  BodyResult body;
   if (tlv_type == kTlvManagement) {
     body = read_management_tlv(value, m.action);
   } else if (tlv_type == kTlvManagementError) {
     body = read_error_tlv(value);
   } else {
-    return DecodeError::kBadTlvType;
+    return DecodeResult::fail(DecodeError::kBadTlvType);
   }
-  if (auto* err = std::get_if<DecodeError>(&body)) return *err;
-  if (!value.ok()) return DecodeError::kBadTlvLength;
-  m.body = std::move(std::get<Body>(body));
-  return m;
+  if (!body) return DecodeResult::fail(body.error);
+  if (!value.ok()) return DecodeResult::fail(DecodeError::kBadTlvLength);
+  m.body = std::move(*body);
+  return DecodeResult::ok(std::move(m));
 }
 
 std::array<std::uint8_t, kGetRequestSize> encode_get(const GetRequest& req) noexcept {

@@ -11,6 +11,8 @@
 #include <variant>
 #include <vector>
 
+#include "skewscope/result.hpp"
+
 namespace skewscope::clocks::ptp {
 
 // Wire sizes (IEEE 1588-2008 §13.3, §15.4).
@@ -149,7 +151,7 @@ enum class DecodeError {
 };
 const char* to_string(DecodeError);
 
-using DecodeResult = std::variant<Message, DecodeError>;
+using DecodeResult = Result<Message, DecodeError>;
 
 // Any management message (GET or RESPONSE, as a fake server in tests also needs to read GETs).
 DecodeResult decode(std::span<const std::uint8_t> bytes) noexcept;

@@ -12,12 +12,12 @@ namespace skewscope::clocks::fuzz {
 
 inline void check_one(std::span<const std::uint8_t> input) {
   const auto r = ptp::decode(input);
-  const auto* m = std::get_if<ptp::Message>(&r);
+  const ptp::Message* m = r ? &*r : nullptr;
   // OtherTlv carries no data to re-encode (a GET, or an id we do not decode).
   if (m == nullptr || std::holds_alternative<ptp::OtherTlv>(m->body)) return;
   const auto again = ptp::encode_response(*m, m->body, m->source);
   const auto r2 = ptp::decode(again);
-  const auto* m2 = std::get_if<ptp::Message>(&r2);
+  const ptp::Message* m2 = r2 ? &*r2 : nullptr;
   if (m2 == nullptr || m2->action != ptp::Action::kResponse || !(m2->body == m->body) ||
       m2->sequence_id != m->sequence_id)
     std::abort();

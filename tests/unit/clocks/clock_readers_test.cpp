@@ -17,8 +17,8 @@ using skewscope::clocks::testing::TempDir;
 
 TEST_CASE("adjtimex(modes=0) reads this machine's kernel clock") {
   auto r = read_kernel_clock();
-  REQUIRE(std::holds_alternative<TimexReading>(r));
-  const auto& t = std::get<TimexReading>(r);
+  REQUIRE(r);
+  const auto& t = *r;
   CHECK(t.maxerror_seconds >= 0);
   CHECK(t.esterror_seconds >= 0);
   CHECK(t.sync_status == (t.state == 5 ? 0 : 1));

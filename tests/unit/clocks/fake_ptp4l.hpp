@@ -55,7 +55,7 @@ inline ptp::Body captured_body(ptp::ManagementId id, const std::string& role = "
     case ptp::ManagementId::kParentDataSet: name = "parent_data_set"; break;
   }
   auto r = ptp::decode(testdata::bytes(role + "_" + name + ".bin"));
-  return std::get<ptp::Message>(r).body;
+  return r->body;
 }
 
 class FakePtp4l {
@@ -100,8 +100,8 @@ class FakePtp4l {
       if (n <= 0) continue;
       ++requests_;
       auto d = ptp::decode({buf, static_cast<std::size_t>(n)});
-      auto* req = std::get_if<ptp::Message>(&d);
-      if (!req) continue;
+      if (!d) continue;
+      const ptp::Message* req = &*d;
       const auto id = static_cast<ptp::ManagementId>(std::get<ptp::OtherTlv>(req->body).management_id);
       ptp::Body body = captured_body(id);
       if (auto* t = std::get_if<ptp::TimeStatusNp>(&body)) {
