@@ -12,15 +12,12 @@ namespace {
 
 using ConfigResult = Result<WebConfig>;
 
-std::string read_file(const std::string& path, std::string& error) {
+Result<std::string> read_file(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
-  if (!in) {
-    error = "cannot read " + path;
-    return {};
-  }
+  if (!in) return Result<std::string>::fail("cannot read " + path);
   std::ostringstream text;
   text << in.rdbuf();
-  return text.str();
+  return Result<std::string>::ok(text.str());
 }
 
 std::string unknown_key(const YAML::Node& map, const std::set<std::string>& known, const std::string& where) {
@@ -58,18 +55,22 @@ ConfigResult parse_web_config(const std::string& yaml_text, const std::string& b
   if (root.IsNull()) return ConfigResult::ok({});
   if (!root.IsMap()) return ConfigResult::fail("the top level must be a map");
   try {
-    if (auto e = unknown_key(root, {"tls_server_config", "basic_auth_users"}, ""); !e.empty()) return ConfigResult::fail(e);
+    if (auto e = unknown_key(root, {"tls_server_config", "basic_auth_users"}, ""); !e.empty())
+      return ConfigResult::fail(e);
     WebConfig config;
     if (auto tls = root["tls_server_config"]; tls && !tls.IsNull()) {
       if (!tls.IsMap()) return ConfigResult::fail("tls_server_config must be a map");
       if (auto e = unknown_key(tls, {"cert_file", "key_file"}, "tls_server_config."); !e.empty())
         return ConfigResult::fail(e);
-      if (!tls["cert_file"] || !tls["key_file"]) return ConfigResult::fail("tls_server_config needs cert_file and key_file");
+      if (!tls["cert_file"] || !tls["key_file"])
+        return ConfigResult::fail("tls_server_config needs cert_file and key_file");
       auto resolve = [&](const std::string& p) { return p.empty() || p.front() == '/' ? p : base_dir + "/" + p; };
-      std::string error;
-      config.cert_pem = read_file(resolve(tls["cert_file"].as<std::string>()), error);
-      if (error.empty()) config.key_pem = read_file(resolve(tls["key_file"].as<std::string>()), error);
-      if (!error.empty()) return ConfigResult::fail("tls_server_config: " + error);
+      auto cert = read_file(resolve(tls["cert_file"].as<std::string>()));
+      if (!cert) return ConfigResult::fail("tls_server_config: " + cert.error);
+      auto key = read_file(resolve(tls["key_file"].as<std::string>()));
+      if (!key) return ConfigResult::fail("tls_server_config: " + key.error);
+      config.cert_pem = std::move(*cert);
+      config.key_pem = std::move(*key);
       if (config.cert_pem.find("-----BEGIN CERTIFICATE-----") == std::string::npos)
         return ConfigResult::fail("tls_server_config.cert_file is not a PEM certificate");
       if (config.key_pem.find("PRIVATE KEY-----") == std::string::npos)
@@ -93,12 +94,11 @@ ConfigResult parse_web_config(const std::string& yaml_text, const std::string& b
 }
 
 ConfigResult load_web_config(const std::string& path) {
-  std::string error;
-  std::string text = read_file(path, error);
-  if (!error.empty()) return ConfigResult::fail("--web.config.file: " + error);
+  auto text = read_file(path);
+  if (!text) return ConfigResult::fail("--web.config.file: " + text.error);
   auto slash = path.rfind('/');
   const std::string dir = slash == std::string::npos ? "." : slash == 0 ? "/" : path.substr(0, slash);
-  ConfigResult parsed = parse_web_config(text, dir);
+  ConfigResult parsed = parse_web_config(*text, dir);
   if (!parsed) parsed.error = "--web.config.file " + path + ": " + parsed.error;
   return parsed;
 }

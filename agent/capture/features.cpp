@@ -13,6 +13,7 @@
 #include <initializer_list>
 
 #include "capture/tracefs.hpp"
+#include "skewscope/result.hpp"
 #include "tcp_syscalls.skel.h"
 
 namespace skewscope {
@@ -46,22 +47,19 @@ void set(KernelFeatures& k, Feature f, bool value, const std::string& note_when_
 // The kfunc must be in the kernel's BTF (Linux >= 6.2), and a tracepoint program must be allowed
 // to call it: which program types may call a kfunc changed between releases, so after the BTF
 // lookup a minimal program that calls it is loaded and closed (the verifier has the last word).
-bool probe_rdonly_cast(std::string& why_not) {
+Status probe_rdonly_cast() {
   btf* vmlinux = btf__load_vmlinux_btf();
   if (!vmlinux) {
-    why_not = "kernel BTF cannot be read";
-    return false;
+    return Status::fail("kernel BTF cannot be read");
   }
   int func_id = btf__find_by_name_kind(vmlinux, "bpf_rdonly_cast", BTF_KIND_FUNC);
   int file_id = btf__find_by_name_kind(vmlinux, "file", BTF_KIND_STRUCT);
   btf__free(vmlinux);
   if (func_id <= 0) {
-    why_not = "not in kernel BTF (Linux < 6.2)";
-    return false;
+    return Status::fail("not in kernel BTF (Linux < 6.2)");
   }
   if (file_id <= 0) {
-    why_not = "struct file not in kernel BTF";
-    return false;
+    return Status::fail("struct file not in kernel BTF");
   }
   const bpf_insn program[] = {
       {BPF_ALU64 | BPF_MOV | BPF_K, BPF_REG_1, 0, 0, 0},        // r1 = 0 (the pointer to re-type)
@@ -73,28 +71,26 @@ bool probe_rdonly_cast(std::string& why_not) {
   int fd = bpf_prog_load(BPF_PROG_TYPE_TRACEPOINT, "probe_rdonly", "GPL", program, sizeof program / sizeof program[0],
                          nullptr);
   if (fd < 0) {
-    why_not = std::string("in kernel BTF, but a tracepoint program calling it does not load: ") + std::strerror(errno);
-    return false;
+    return Status::fail(std::string("in kernel BTF, but a tracepoint program calling it does not load: ") +
+                        std::strerror(errno));
   }
   close(fd);
-  return true;
+  return Status::ok();
 }
 
 // A tp_btf program needs the tracepoint's BTF type (btf_trace_<name>) and a kernel that lets it
 // load here: a minimal one is loaded (not attached) and closed, for each tracepoint.
-bool probe_btf_tracepoints(std::initializer_list<const char*> names, std::string& why_not) {
+Status probe_btf_tracepoints(std::initializer_list<const char*> names) {
   btf* vmlinux = btf__load_vmlinux_btf();
   if (!vmlinux) {
-    why_not = "kernel BTF cannot be read";
-    return false;
+    return Status::fail("kernel BTF cannot be read");
   }
   std::vector<int> ids;
   for (const char* name : names) {
     int id = btf__find_by_name_kind(vmlinux, (std::string("btf_trace_") + name).c_str(), BTF_KIND_TYPEDEF);
     if (id <= 0) {
       btf__free(vmlinux);
-      why_not = std::string("no btf_trace_") + name + " in kernel BTF";
-      return false;
+      return Status::fail(std::string("no btf_trace_") + name + " in kernel BTF");
     }
     ids.push_back(id);
   }
@@ -109,12 +105,12 @@ bool probe_btf_tracepoints(std::initializer_list<const char*> names, std::string
     int fd =
         bpf_prog_load(BPF_PROG_TYPE_TRACING, "probe_tp_btf", "GPL", program, sizeof program / sizeof program[0], &opts);
     if (fd < 0) {
-      why_not = std::string("a tp_btf/") + names.begin()[i] + " program does not load: " + std::strerror(errno);
-      return false;
+      return Status::fail(std::string("a tp_btf/") + names.begin()[i] +
+                          " program does not load: " + std::strerror(errno));
     }
     close(fd);
   }
-  return true;
+  return Status::ok();
 }
 
 }  // namespace
@@ -133,18 +129,17 @@ KernelFeatures probe_kernel_features() {
   set(k, Feature::task_btf,
       libbpf_probe_bpf_helper(BPF_PROG_TYPE_TRACEPOINT, BPF_FUNC_get_current_task_btf, nullptr) == 1,
       "helper not available to tracepoint programs (Linux < 5.11)");
-  std::string why_not;
-  bool rdonly_cast = k[Feature::btf] && probe_rdonly_cast(why_not);
-  set(k, Feature::rdonly_cast_kfunc, rdonly_cast, k[Feature::btf] ? why_not : "needs kernel BTF");
-  why_not.clear();
-  bool raw = k[Feature::btf] && probe_btf_tracepoints({"sys_enter", "sys_exit"}, why_not);
-  set(k, Feature::btf_raw_tracepoints, raw, k[Feature::btf] ? why_not : "needs kernel BTF");
-  why_not.clear();
+  // Without kernel BTF no probe can load its program: each feature is then missing for that reason.
+  const Status no_btf = Status::fail("needs kernel BTF");
+  const Status rdonly_cast = k[Feature::btf] ? probe_rdonly_cast() : no_btf;
+  set(k, Feature::rdonly_cast_kfunc, static_cast<bool>(rdonly_cast), rdonly_cast.error);
+  const Status raw = k[Feature::btf] ? probe_btf_tracepoints({"sys_enter", "sys_exit"}) : no_btf;
+  set(k, Feature::btf_raw_tracepoints, static_cast<bool>(raw), raw.error);
   // Looked up by name, not by kernel version: sock_send_length/sock_recv_length are the older
   // pair (around 6.3), tcp_sendmsg_locked is newer, and distributions backport.
-  bool socket_tps =
-      k[Feature::btf] && probe_btf_tracepoints({"tcp_sendmsg_locked", "sock_send_length", "sock_recv_length"}, why_not);
-  set(k, Feature::socket_tracepoints, socket_tps, k[Feature::btf] ? why_not : "needs kernel BTF");
+  const Status socket_tps =
+      k[Feature::btf] ? probe_btf_tracepoints({"tcp_sendmsg_locked", "sock_send_length", "sock_recv_length"}) : no_btf;
+  set(k, Feature::socket_tracepoints, static_cast<bool>(socket_tps), socket_tps.error);
   set(k, Feature::task_storage, libbpf_probe_bpf_map_type(BPF_MAP_TYPE_TASK_STORAGE, nullptr) == 1,
       "map type not supported (Linux < 5.11)");
   return k;

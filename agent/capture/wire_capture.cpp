@@ -192,8 +192,9 @@ std::string check_wire_cgroup(const std::string& path) {
   return {};
 }
 
-bool read_ts_info(const WireInterface& iface, int& phc_index, std::uint32_t& so_timestamping, std::string& error) {
-  error = in_netns(iface.netns_path, [&]() -> std::string {
+Result<TsInfo> read_ts_info(const WireInterface& iface) {
+  TsInfo ts;
+  std::string error = in_netns(iface.netns_path, [&]() -> std::string {
     int fd = ::socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
     if (fd < 0) return std::string("socket: ") + std::strerror(errno);
     ethtool_ts_info info{};
@@ -205,14 +206,15 @@ bool read_ts_info(const WireInterface& iface, int& phc_index, std::uint32_t& so_
     int err = errno;
     ::close(fd);
     if (rc != 0) return "ETHTOOL_GET_TS_INFO on " + iface.label() + ": " + std::strerror(err);
-    phc_index = info.phc_index;
-    so_timestamping = info.so_timestamping;
+    ts.phc_index = info.phc_index;
+    ts.so_timestamping = info.so_timestamping;
     return {};
   });
-  return error.empty();
+  return error.empty() ? Result<TsInfo>::ok(ts) : Result<TsInfo>::fail(std::move(error));
 }
 
-std::unique_ptr<WireCapture> WireCapture::open(const WireOptions& options, std::string& error) {
+Result<std::unique_ptr<WireCapture>> WireCapture::open(const WireOptions& options) {
+  using Opened = Result<std::unique_ptr<WireCapture>>;
   const auto& interfaces = options.interfaces;
   std::unique_ptr<WireCapture> self(new WireCapture());
   // The send side, decided once: sock_ops where the operator named cgroups and the kernel has
@@ -230,40 +232,34 @@ std::unique_ptr<WireCapture> WireCapture::open(const WireOptions& options, std::
   // Data segments at egress only with the tc send side; ACK samples leave through egress too.
   self->skel_ = wire_tc__open();
   if (!self->skel_) {
-    error = std::string("opening BPF object wire_tc: ") + std::strerror(errno);
-    return nullptr;
+    return Opened::fail(std::string("opening BPF object wire_tc: ") + std::strerror(errno));
   }
   self->skel_->rodata->egress_data = self->send_path_ == kSendPathTcEgress ? 1 : 0;
   self->skel_->rodata->ack_samples = options.ack_samples ? 1 : 0;
   if (int err = wire_tc__load(self->skel_)) {
-    error = std::string("loading BPF object wire_tc: ") + std::strerror(-err);
-    return nullptr;
+    return Opened::fail(std::string("loading BPF object wire_tc: ") + std::strerror(-err));
   }
   if (self->send_path_ == kSendPathSockOps) {
     self->sockops_ = wire_sockops__open();
     if (!self->sockops_) {
-      error = std::string("opening BPF object wire_sockops: ") + std::strerror(errno);
-      return nullptr;
+      return Opened::fail(std::string("opening BPF object wire_sockops: ") + std::strerror(errno));
     }
     // One ring buffer and one set of counters for both objects: one reader, one count.
     bpf_map__reuse_fd(self->sockops_->maps.wire_halves, bpf_map__fd(self->skel_->maps.wire_halves));
     bpf_map__reuse_fd(self->sockops_->maps.wire_counters, bpf_map__fd(self->skel_->maps.wire_counters));
     if (int err = wire_sockops__load(self->sockops_)) {
-      error = std::string("loading BPF object wire_sockops: ") + std::strerror(-err);
-      return nullptr;
+      return Opened::fail(std::string("loading BPF object wire_sockops: ") + std::strerror(-err));
     }
     for (const auto& path : options.cgroups) {
       int fd = ::open(path.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
       if (fd < 0) {
-        error = "--wire-cgroup " + path + ": " + std::strerror(errno);
-        return nullptr;
+        return Opened::fail("--wire-cgroup " + path + ": " + std::strerror(errno));
       }
       bpf_link* link = bpf_program__attach_cgroup(self->sockops_->progs.wire_sockops, fd);
       int err = errno;
       ::close(fd);
       if (!link) {
-        error = "attaching the sock_ops program to " + path + ": " + std::strerror(err);
-        return nullptr;
+        return Opened::fail("attaching the sock_ops program to " + path + ": " + std::strerror(err));
       }
       self->cgroup_links_.push_back(link);
     }
@@ -283,8 +279,10 @@ std::unique_ptr<WireCapture> WireCapture::open(const WireOptions& options, std::
   for (const auto& iface : interfaces) {
     WireAttachment a;
     a.iface = iface;
-    std::string why_no_ts_info;
-    read_ts_info(iface, a.phc_index, a.so_timestamping, why_no_ts_info);  // optional: veths answer
+    if (auto ts = read_ts_info(iface)) {  // optional: veths answer
+      a.phc_index = ts->phc_index;
+      a.so_timestamping = ts->so_timestamping;
+    }
     // Recorded before attaching, so that the destructor undoes whatever part succeeded.
     self->attachments_.push_back(a);
     WireAttachment& slot = self->attachments_.back();
@@ -320,18 +318,14 @@ std::unique_ptr<WireCapture> WireCapture::open(const WireOptions& options, std::
         return e2 + " on " + iface.label();
       return {};
     });
-    if (!e.empty()) {
-      error = e;
-      return nullptr;  // the destructor detaches what was attached
-    }
+    if (!e.empty()) return Opened::fail(e);  // the destructor detaches what was attached
   }
   self->ring_ =
       ring_buffer__new(bpf_map__fd(self->skel_->maps.wire_halves), &WireCapture::on_record, self.get(), nullptr);
   if (!self->ring_) {
-    error = std::string("creating the wire ring buffer reader: ") + std::strerror(errno);
-    return nullptr;
+    return Opened::fail(std::string("creating the wire ring buffer reader: ") + std::strerror(errno));
   }
-  return self;
+  return Opened::ok(std::move(self));
 }
 
 void WireCapture::detach_all() {

@@ -82,7 +82,7 @@ struct WireAttachment {
 
 class WireCapture {
  public:
-  static std::unique_ptr<WireCapture> open(const WireOptions& options, std::string& error);
+  static Result<std::unique_ptr<WireCapture>> open(const WireOptions& options);
   ~WireCapture();
   WireCapture(const WireCapture&) = delete;
   WireCapture& operator=(const WireCapture&) = delete;
@@ -115,7 +115,11 @@ class WireCapture {
 };
 
 // ethtool timestamping info of an interface (SIOCETHTOOL ETHTOOL_GET_TS_INFO), read in its
-// namespace. False when the interface or the ioctl is not there.
-bool read_ts_info(const WireInterface& iface, int& phc_index, std::uint32_t& so_timestamping, std::string& error);
+// namespace. An error when the interface or the ioctl is not there.
+struct TsInfo {
+  int phc_index = -1;                 // the NIC's PHC, -1 when none
+  std::uint32_t so_timestamping = 0;  // SOF_TIMESTAMPING_* capabilities
+};
+Result<TsInfo> read_ts_info(const WireInterface& iface);
 
 }  // namespace skewscope

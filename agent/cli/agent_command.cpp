@@ -283,9 +283,9 @@ int run_agent(const AgentOptions& options) {
   std::unique_ptr<exchange::KafkaExchange> kafka;
   if (plan.exchange) {
     core.enable_exchange(exchange::CoreExchangeConfig{plan.exchange->sample_one_in});
-    std::string error;
-    kafka = exchange::KafkaExchange::create(*plan.exchange, core, core_lock, error);
-    if (!kafka) return usage_error("--exchange: " + error);
+    auto created = exchange::KafkaExchange::create(*plan.exchange, core, core_lock);
+    if (!created) return usage_error("--exchange: " + created.error);
+    kafka = std::move(*created);
   }
 
   clocks::ClockConfig clock_config;
@@ -333,9 +333,9 @@ int run_agent(const AgentOptions& options) {
                                   core.estimator().config(),
                                   static_cast<std::uint16_t>(api.port()),
                                   own_netns_inode()};
-    std::string wire_error;
-    wire = WireRuntime::start(std::move(wire_config), core, core_lock, wire_error);
-    if (!wire) return runtime_error("--wire-timestamps: " + wire_error);
+    auto started = WireRuntime::start(std::move(wire_config), core, core_lock);
+    if (!started) return runtime_error("--wire-timestamps: " + started.error);
+    wire = std::move(*started);
   }
   std::unique_ptr<RdmaCapture> rdma;
   if (options.rdma) {

@@ -25,11 +25,12 @@ WireRuntime::WireRuntime(WireRuntimeConfig config, AgentCore& core, std::mutex& 
       correlator_(config_.limits),
       levels_(config_.window_ns, config_.estimate) {}
 
-std::unique_ptr<WireRuntime> WireRuntime::start(WireRuntimeConfig config, AgentCore& core, std::mutex& core_lock,
-                                                std::string& error) {
+Result<std::unique_ptr<WireRuntime>> WireRuntime::start(WireRuntimeConfig config, AgentCore& core,
+                                                        std::mutex& core_lock) {
   std::unique_ptr<WireRuntime> self(new WireRuntime(std::move(config), core, core_lock));
-  self->capture_ = WireCapture::open(self->config_.capture, error);
-  if (!self->capture_) return nullptr;
+  auto capture = WireCapture::open(self->config_.capture);
+  if (!capture) return Result<std::unique_ptr<WireRuntime>>::fail(capture.error);
+  self->capture_ = std::move(*capture);
   self->counts_.enabled = true;
   self->counts_.send_path = self->capture_->send_path();
   self->counts_.rx_timestamps_held = self->capture_->rx_timestamps_held();
@@ -42,7 +43,7 @@ std::unique_ptr<WireRuntime> WireRuntime::start(WireRuntimeConfig config, AgentC
     }
   }
   self->thread_ = std::thread([raw = self.get()] { raw->run(); });
-  return self;
+  return Result<std::unique_ptr<WireRuntime>>::ok(std::move(self));
 }
 
 WireRuntime::~WireRuntime() { stop(); }

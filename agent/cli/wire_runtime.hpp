@@ -32,9 +32,8 @@ struct WireRuntimeConfig {
 
 class WireRuntime {
  public:
-  // Loads and attaches; null with `error` set when any named interface cannot be used.
-  static std::unique_ptr<WireRuntime> start(WireRuntimeConfig config, AgentCore& core, std::mutex& core_lock,
-                                            std::string& error);
+  // Loads and attaches; an error when any named interface cannot be used.
+  static Result<std::unique_ptr<WireRuntime>> start(WireRuntimeConfig config, AgentCore& core, std::mutex& core_lock);
   ~WireRuntime();
   void stop();  // joins the thread, then detaches everything (idempotent)
 

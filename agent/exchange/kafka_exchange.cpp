@@ -36,25 +36,27 @@ const std::vector<std::pair<const char*, const char*>> kConsumerDefaults = {
     {"reconnect.backoff.max.ms", "1000"},  // an unreachable broker is retried each second
 };
 
-bool set(rd_kafka_conf_t* conf, const std::string& key, const std::string& value, std::string& error) {
+Status set(rd_kafka_conf_t* conf, const std::string& key, const std::string& value) {
   char err[512] = {};
-  if (rd_kafka_conf_set(conf, key.c_str(), value.c_str(), err, sizeof err) == RD_KAFKA_CONF_OK) return true;
-  error = key + ": " + err;
-  return false;
+  if (rd_kafka_conf_set(conf, key.c_str(), value.c_str(), err, sizeof err) == RD_KAFKA_CONF_OK) return Status::ok();
+  return Status::fail(key + ": " + err);
 }
 
-rd_kafka_conf_t* make_conf(const ExchangeSettings& s, const std::vector<std::pair<const char*, const char*>>& defaults,
-                           const char* role, std::string& error) {
+// The first property librdkafka refuses is the error.
+Result<rd_kafka_conf_t*> make_conf(const ExchangeSettings& s,
+                                   const std::vector<std::pair<const char*, const char*>>& defaults, const char* role) {
   rd_kafka_conf_t* conf = rd_kafka_conf_new();
-  bool ok = set(conf, "bootstrap.servers", s.brokers, error) &&
-            set(conf, "client.id", "skewscope-" + s.host_name + "-" + role, error);
-  for (const auto& [k, v] : defaults) ok = ok && set(conf, k, v, error);
-  for (const auto& [k, v] : s.properties) ok = ok && set(conf, k, v, error);
-  if (!ok) {
+  Status status = set(conf, "bootstrap.servers", s.brokers);
+  if (status) status = set(conf, "client.id", "skewscope-" + s.host_name + "-" + role);
+  for (const auto& [k, v] : defaults)
+    if (status) status = set(conf, k, v);
+  for (const auto& [k, v] : s.properties)
+    if (status) status = set(conf, k, v);
+  if (!status) {
     rd_kafka_conf_destroy(conf);
-    return nullptr;
+    return Result<rd_kafka_conf_t*>::fail(status.error);
   }
-  return conf;
+  return Result<rd_kafka_conf_t*>::ok(conf);
 }
 
 std::vector<std::int32_t> partitions_of(const rd_kafka_topic_partition_list_t* parts) {
@@ -72,35 +74,34 @@ KafkaExchange::KafkaExchange(const ExchangeSettings& settings, AgentCore& core, 
   stats_.group = settings.group;
 }
 
-std::unique_ptr<KafkaExchange> KafkaExchange::create(const ExchangeSettings& settings, AgentCore& core,
-                                                     std::mutex& core_lock, std::string& error) {
+Result<std::unique_ptr<KafkaExchange>> KafkaExchange::create(const ExchangeSettings& settings, AgentCore& core,
+                                                             std::mutex& core_lock) {
+  using Created = Result<std::unique_ptr<KafkaExchange>>;
   std::unique_ptr<KafkaExchange> x(new KafkaExchange(settings, core, core_lock));
-  rd_kafka_conf_t* pconf = make_conf(settings, kProducerDefaults, "producer", error);
-  if (!pconf) return nullptr;
-  if (!set(pconf, "partitioner", kPartitioner, error)) return rd_kafka_conf_destroy(pconf), nullptr;
+  auto made_pconf = make_conf(settings, kProducerDefaults, "producer");
+  if (!made_pconf) return Created::fail(made_pconf.error);
+  rd_kafka_conf_t* pconf = *made_pconf;
+  if (Status s = set(pconf, "partitioner", kPartitioner); !s)
+    return rd_kafka_conf_destroy(pconf), Created::fail(s.error);
   rd_kafka_conf_set_opaque(pconf, x.get());
   rd_kafka_conf_set_dr_msg_cb(pconf, delivery_cb);
   rd_kafka_conf_set_log_cb(pconf, log_cb);
   char err[512] = {};
   x->producer_ = rd_kafka_new(RD_KAFKA_PRODUCER, pconf, err, sizeof err);
-  if (!x->producer_) {
-    error = std::string("kafka producer: ") + err;
-    return nullptr;
-  }
-  rd_kafka_conf_t* cconf = make_conf(settings, kConsumerDefaults, "consumer", error);
-  if (!cconf) return nullptr;
-  if (!set(cconf, "group.id", settings.group, error) || !set(cconf, "partition.assignment.strategy", kAssignor, error))
-    return rd_kafka_conf_destroy(cconf), nullptr;
+  if (!x->producer_) return Created::fail(std::string("kafka producer: ") + err);
+  auto made_cconf = make_conf(settings, kConsumerDefaults, "consumer");
+  if (!made_cconf) return Created::fail(made_cconf.error);
+  rd_kafka_conf_t* cconf = *made_cconf;
+  Status s = set(cconf, "group.id", settings.group);
+  if (s) s = set(cconf, "partition.assignment.strategy", kAssignor);
+  if (!s) return rd_kafka_conf_destroy(cconf), Created::fail(s.error);
   rd_kafka_conf_set_opaque(cconf, x.get());
   rd_kafka_conf_set_rebalance_cb(cconf, rebalance_cb);
   rd_kafka_conf_set_log_cb(cconf, log_cb);
   x->consumer_ = rd_kafka_new(RD_KAFKA_CONSUMER, cconf, err, sizeof err);
-  if (!x->consumer_) {
-    error = std::string("kafka consumer: ") + err;
-    return nullptr;
-  }
+  if (!x->consumer_) return Created::fail(std::string("kafka consumer: ") + err);
   rd_kafka_poll_set_consumer(x->consumer_);
-  return x;
+  return Created::ok(std::move(x));
 }
 
 KafkaExchange::~KafkaExchange() {
@@ -176,14 +177,15 @@ void KafkaExchange::on_delivery(const rd_kafka_message_t* msg) {
 void KafkaExchange::refresh_addresses() {
   std::set<Address> owned;
   for (const auto& path : settings_.netns_paths) {
-    std::string error;
-    if (!read_netns_addresses(path, owned, error)) {
+    auto read = read_netns_addresses(path);
+    if (!read) {
       // Keep the previous set: a domain that vanished for a moment must not turn local pairs
       // into shipped ones and back.
       std::lock_guard guard(stats_lock_);
-      stats_.last_error = "local addresses: " + error;
+      stats_.last_error = "local addresses: " + read.error;
       return;
     }
+    owned.insert(read->begin(), read->end());
   }
   std::lock_guard guard(core_lock_);
   core_.set_owned_addresses(std::move(owned));

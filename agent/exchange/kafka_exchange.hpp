@@ -21,6 +21,7 @@
 
 #include "exchange/exchange_report.hpp"
 #include "exchange/exchange_settings.hpp"
+#include "skewscope/result.hpp"
 
 namespace skewscope {
 class AgentCore;
@@ -31,9 +32,9 @@ namespace skewscope::exchange {
 class KafkaExchange {
  public:
   // Creates the producer and the consumer (no connection is needed yet: librdkafka reconnects
-  // on its own). nullptr with `error` set when librdkafka refuses the configuration.
-  static std::unique_ptr<KafkaExchange> create(const ExchangeSettings& settings, AgentCore& core, std::mutex& core_lock,
-                                               std::string& error);
+  // on its own). An error when librdkafka refuses the configuration.
+  static Result<std::unique_ptr<KafkaExchange>> create(const ExchangeSettings& settings, AgentCore& core,
+                                                       std::mutex& core_lock);
   ~KafkaExchange();
 
   // Reads this agent's addresses once (so nothing is shipped by mistake before the first

@@ -26,12 +26,11 @@ Address from_rtattr(int family, const void* data) {
 }
 
 // One RTM_GETADDR dump on a fresh NETLINK_ROUTE socket of the calling thread's namespace.
-bool dump_addresses(std::set<Address>& out, std::string& error) {
+Result<std::set<Address>> dump_addresses() {
   int fd = socket(AF_NETLINK, SOCK_RAW | SOCK_CLOEXEC, NETLINK_ROUTE);
-  if (fd < 0) {
-    error = std::string("netlink socket: ") + std::strerror(errno);
-    return false;
-  }
+  if (fd < 0) return Result<std::set<Address>>::fail(std::string("netlink socket: ") + std::strerror(errno));
+  std::set<Address> out;
+  std::string error;
   struct {
     nlmsghdr nh;
     ifaddrmsg ifa;
@@ -74,33 +73,31 @@ bool dump_addresses(std::set<Address>& out, std::string& error) {
     }
   }
   close(fd);
-  return ok;
+  return ok ? Result<std::set<Address>>::ok(std::move(out)) : Result<std::set<Address>>::fail(std::move(error));
 }
 
 }  // namespace
 
-bool read_netns_addresses(const std::string& netns_path, std::set<Address>& out, std::string& error) {
-  if (netns_path.empty()) return dump_addresses(out, error);
-  bool ok = false;
-  std::set<Address> found;
+Result<std::set<Address>> read_netns_addresses(const std::string& netns_path) {
+  if (netns_path.empty()) return dump_addresses();
+  auto found = Result<std::set<Address>>::fail("");
   // setns() changes the namespace of the calling thread only: this thread exists for that.
   std::thread reader([&] {
     int ns = open(netns_path.c_str(), O_RDONLY | O_CLOEXEC);
     if (ns < 0) {
-      error = netns_path + ": " + std::strerror(errno);
+      found.error = netns_path + ": " + std::strerror(errno);
       return;
     }
     if (setns(ns, CLONE_NEWNET) != 0) {
-      error = netns_path + ": setns: " + std::strerror(errno);
+      found.error = netns_path + ": setns: " + std::strerror(errno);
       close(ns);
       return;
     }
     close(ns);
-    ok = dump_addresses(found, error);
+    found = dump_addresses();
   });
   reader.join();
-  if (ok) out.insert(found.begin(), found.end());
-  return ok;
+  return found;
 }
 
 }  // namespace skewscope::exchange

@@ -8,14 +8,15 @@
 #include <vector>
 
 #include "skewscope/half.hpp"
+#include "skewscope/result.hpp"
 
 namespace skewscope::exchange {
 
 // Interface addresses (IPv4 as IPv4-mapped IPv6) of the network namespace at `netns_path`, or of
 // the caller's own namespace when the path is empty. The netlink dump runs on a short-lived
 // thread that setns()es, so no other thread of the agent ever changes namespace.
-// Returns false with `error` set when the namespace cannot be entered or read.
-bool read_netns_addresses(const std::string& netns_path, std::set<Address>& out, std::string& error);
+// An error when the namespace cannot be entered or read.
+Result<std::set<Address>> read_netns_addresses(const std::string& netns_path);
 
 class OwnedAddresses {
  public:

@@ -72,12 +72,12 @@ int main(int argc, char** argv) {
   }
   settings.host_name = role;
   // No namespace: this agent owns no address, every half leaves.
-  std::string error;
-  auto kafka = exchange::KafkaExchange::create(settings, core, lock, error);
-  if (!kafka) {
-    std::cerr << error << "\n";
+  auto created = exchange::KafkaExchange::create(settings, core, lock);
+  if (!created) {
+    std::cerr << created.error << "\n";
     return 1;
   }
+  auto kafka = std::move(*created);
   kafka->start();
   auto owned = [&] {
     std::lock_guard g(lock);
