@@ -72,31 +72,31 @@ int ms_until(Clock::time_point t, Clock::time_point now) {
 
 ControlSocket::~ControlSocket() { stop(); }
 
-std::string ControlSocket::bind(const std::string& path) {
+Status ControlSocket::bind(const std::string& path) {
   sockaddr_un addr{};
-  if (!make_address(path, addr)) return "control socket path '" + path + "' is empty or too long";
+  if (!make_address(path, addr)) return Status::fail("control socket path '" + path + "' is empty or too long");
   // lstat, not stat: a symlink is refused as such, never followed to whatever it names.
   struct stat st {};
   if (lstat(path.c_str(), &st) == 0) {
     if (!S_ISSOCK(st.st_mode))
-      return "control socket path " + path + " exists and is " + describe(st.st_mode) +
-             ": refusing to replace it (remove it, or choose another --control-socket)";
+      return Status::fail("control socket path " + path + " exists and is " + describe(st.st_mode) +
+                          ": refusing to replace it (remove it, or choose another --control-socket)");
     if (int other = connect_to(path, true); other >= 0) {
       close(other);
-      return "control socket " + path + " is in use by another agent";
+      return Status::fail("control socket " + path + " is in use by another agent");
     }
     // ECONNREFUSED is the one answer that proves nobody listens: a stale socket from an agent
     // that did not exit cleanly. Anything else (EACCES, EAGAIN from a busy listener) is refused.
     if (errno != ECONNREFUSED)
-      return "control socket " + path + " exists and cannot be checked (" + std::strerror(errno) +
-             "): refusing to replace it";
+      return Status::fail("control socket " + path + " exists and cannot be checked (" + std::strerror(errno) +
+                          "): refusing to replace it");
     if (unlink(path.c_str()) != 0 && errno != ENOENT)
-      return "control socket " + path + ": cannot remove the stale socket: " + std::strerror(errno);
+      return Status::fail("control socket " + path + ": cannot remove the stale socket: " + std::strerror(errno));
   } else if (errno != ENOENT) {
-    return "control socket " + path + ": " + std::strerror(errno);
+    return Status::fail("control socket " + path + ": " + std::strerror(errno));
   }
   fd_ = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
-  if (fd_ < 0) return std::string("control socket: ") + std::strerror(errno);
+  if (fd_ < 0) return Status::fail(std::string("control socket: ") + std::strerror(errno));
   mode_t old = umask(0177);  // created 0600 from the start: no window where others can connect
   int rc = ::bind(fd_, reinterpret_cast<sockaddr*>(&addr), sizeof addr);
   umask(old);
@@ -104,7 +104,7 @@ std::string ControlSocket::bind(const std::string& path) {
     std::string why = std::strerror(errno);
     close(fd_);
     fd_ = -1;
-    return "control socket " + path + ": " + why;
+    return Status::fail("control socket " + path + ": " + why);
   }
   chmod(path.c_str(), 0600);
   if (lstat(path.c_str(), &st) == 0) {
@@ -112,7 +112,7 @@ std::string ControlSocket::bind(const std::string& path) {
     ino_ = st.st_ino;
   }
   path_ = path;
-  return {};
+  return Status::ok();
 }
 
 void ControlSocket::start() {

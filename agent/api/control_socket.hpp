@@ -18,6 +18,8 @@
 #include <string>
 #include <thread>
 
+#include "skewscope/result.hpp"
+
 namespace skewscope {
 
 struct ControlSocketCounters {
@@ -42,7 +44,7 @@ class ControlSocket {
   // Creates the socket at path. Nothing that is not a stale socket is ever removed: a regular
   // file, a directory, a symlink (whatever it points to), or a socket where another process
   // answers is refused with an error naming it. Only a socket nobody listens on is replaced.
-  std::string bind(const std::string& path);
+  Status bind(const std::string& path);
   void start();
   // Closes every connection and removes the socket file, if it is still the one we created.
   void stop();

@@ -204,39 +204,41 @@ void HttpApi::append_server_metrics(std::string& out) const {
   w.sample("skewscope_http_auth_failures_total", {{"reason", "busy"}}, static_cast<double>(server_->auth.busy_total()));
 }
 
-std::string HttpApi::bind(const std::string& host, int port) {
-  if (daemon_ != nullptr) return "the HTTP endpoint is already bound";
-  ListenSocket socket = open_listen_socket(host, port);
-  if (socket.fd < 0) return socket.error;
+Status HttpApi::bind(const std::string& host, int port) {
+  if (daemon_ != nullptr) return Status::fail("the HTTP endpoint is already bound");
+  auto opened = open_listen_socket(host, port);
+  if (!opened) return Status::fail(opened.error);
+  const ListenSocket socket = *opened;
   // The server is set up here, not in start(), so that a bad TLS key fails before anything is
   // attached. Without the loop (start()) nothing is served: connections wait in the backlog.
   // libmicrohttpd closes the socket it is given when it fails to start, and when it stops: it
   // gets a duplicate, so that ours is closed here exactly once whatever happens.
   const int handed = fcntl(socket.fd, F_DUPFD_CLOEXEC, 0);
-  std::string error = handed < 0 ? std::string("cannot duplicate the listening socket: ") + std::strerror(errno)
-                                 : create_server(handed);
+  Status created = handed < 0
+                       ? Status::fail(std::string("cannot duplicate the listening socket: ") + std::strerror(errno))
+                       : create_server(handed);
   close(socket.fd);
-  if (!error.empty()) return error;
+  if (!created) return created;
   port_ = socket.port;
-  return {};
+  return Status::ok();
 }
 
-std::string HttpApi::use_web_config(WebConfig config) {
-  if (daemon_ != nullptr) return "the web configuration must be set before bind()";
+Status HttpApi::use_web_config(WebConfig config) {
+  if (daemon_ != nullptr) return Status::fail("the web configuration must be set before bind()");
   if (config.tls() && MHD_is_feature_supported(MHD_FEATURE_TLS) != MHD_YES)
-    return "this libmicrohttpd was built without TLS support";
+    return Status::fail("this libmicrohttpd was built without TLS support");
   web_config_ = std::move(config);
   server_->auth = BasicAuth(web_config_.basic_auth_users, password_matches);
-  return {};
+  return Status::ok();
 }
 
-std::string HttpApi::use_web_config_file(const std::string& path) {
-  if (path.empty()) return {};
+Status HttpApi::use_web_config_file(const std::string& path) {
+  if (path.empty()) return Status::ok();
   Result<WebConfig> config = load_web_config(path);
-  return config ? use_web_config(*config.value) : config.error;
+  return config ? use_web_config(*config.value) : Status::fail(config.error);
 }
 
-std::string HttpApi::create_server(int listen_fd) {
+Status HttpApi::create_server(int listen_fd) {
   // No internal thread: the loop below drives libmicrohttpd's epoll loop, so the deadline sweep
   // and every callback share one thread. No Range support exists in libmicrohttpd: a Range header
   // is ignored and the whole (small) body is sent once.
@@ -264,14 +266,14 @@ std::string HttpApi::create_server(int listen_fd) {
   daemon_ = MHD_start_daemon(flags, 0, nullptr, nullptr, &Server::on_request, server_.get(), MHD_OPTION_ARRAY, options,
                              MHD_OPTION_END);
   if (daemon_ == nullptr)
-    return "cannot start the HTTP server: " +
-           (server_->start_error.empty() ? "libmicrohttpd refused" : server_->start_error);
-  return {};
+    return Status::fail("cannot start the HTTP server: " +
+                        (server_->start_error.empty() ? "libmicrohttpd refused" : server_->start_error));
+  return Status::ok();
 }
 
-std::string HttpApi::start() {
-  if (daemon_ == nullptr) return "the HTTP endpoint is not bound";
-  if (thread_.joinable()) return {};
+Status HttpApi::start() {
+  if (daemon_ == nullptr) return Status::fail("the HTTP endpoint is not bound");
+  if (thread_.joinable()) return Status::ok();
   stopping_ = false;
   thread_ = std::thread([this] {
     while (!stopping_.load(std::memory_order_relaxed)) {
@@ -281,7 +283,7 @@ std::string HttpApi::start() {
       server_->cut_overdue();
     }
   });
-  return {};
+  return Status::ok();
 }
 
 void HttpApi::stop() {

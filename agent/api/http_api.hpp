@@ -49,17 +49,17 @@ class HttpApi {
   HttpApi& operator=(const HttpApi&) = delete;
 
   // Binds (and sets up TLS) before anything is attached so a port conflict or a bad key fails
-  // fast. Port 0 picks a free port. Returns an empty string on success, else the reason.
-  std::string bind(const std::string& host, int port);
-  // TLS and/or basic auth (before bind()); see api/web_config.hpp. Empty string or the reason.
-  std::string use_web_config(WebConfig config);
+  // fast. Port 0 picks a free port.
+  Status bind(const std::string& host, int port);
+  // TLS and/or basic auth (before bind()); see api/web_config.hpp.
+  Status use_web_config(WebConfig config);
   // The same from a --web.config.file path; an empty path changes nothing.
-  std::string use_web_config_file(const std::string& path);
+  Status use_web_config_file(const std::string& path);
   // A further read-only GET endpoint (before start()).
   void add_route(const std::string& path, RouteFn handler);
   int port() const { return port_; }
-  // Serves on its own thread until stop(). Returns an empty string, or the reason (not bound).
-  std::string start();
+  // Serves on its own thread until stop(). An error when not bound.
+  Status start();
   // Returns within about 0.1 s whatever the clients do: connections in flight are dropped.
   void stop();
 
@@ -68,7 +68,7 @@ class HttpApi {
  private:
   struct Server;  // libmicrohttpd callbacks and per-connection bookkeeping (http_api.cpp)
 
-  std::string create_server(int listen_fd);
+  Status create_server(int listen_fd);
   HttpReply answer(const std::string& path, const Query& query) const;
   void append_server_metrics(std::string& out) const;
 

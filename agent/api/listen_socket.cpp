@@ -22,7 +22,7 @@ int bound_port(int fd) {
 
 }  // namespace
 
-ListenSocket open_listen_socket(const std::string& host, int port) {
+Result<ListenSocket> open_listen_socket(const std::string& host, int port) {
   const std::string where = host + ":" + std::to_string(port);
   ListenSocket result;
   addrinfo hints{};
@@ -33,8 +33,8 @@ ListenSocket open_listen_socket(const std::string& host, int port) {
   const std::string service = std::to_string(port);
   if (int rc = getaddrinfo(host.empty() ? nullptr : host.c_str(), service.c_str(), &hints, &found); rc != 0) {
     // EAI_SYSTEM is the only resolver error whose reason is in errno.
-    result.error = "cannot resolve " + where + ": " + (rc == EAI_SYSTEM ? std::strerror(errno) : gai_strerror(rc));
-    return result;
+    return Result<ListenSocket>::fail("cannot resolve " + where + ": " +
+                                      (rc == EAI_SYSTEM ? std::strerror(errno) : gai_strerror(rc)));
   }
   std::string last_error = "no address";
   for (addrinfo* ai = found; ai != nullptr; ai = ai->ai_next) {
@@ -54,8 +54,8 @@ ListenSocket open_listen_socket(const std::string& host, int port) {
     close(fd);
   }
   freeaddrinfo(found);
-  if (result.fd < 0) result.error = "cannot listen on " + where + ": " + last_error;
-  return result;
+  if (result.fd < 0) return Result<ListenSocket>::fail("cannot listen on " + where + ": " + last_error);
+  return Result<ListenSocket>::ok(result);
 }
 
 }  // namespace skewscope

@@ -4,16 +4,17 @@
 
 #include <string>
 
+#include "skewscope/result.hpp"
+
 namespace skewscope {
 
 struct ListenSocket {
-  int fd = -1;    // listening, non-blocking, close-on-exec; -1 on failure
+  int fd = -1;    // listening, non-blocking, close-on-exec
   int port = -1;  // the bound port (the kernel's choice when 0 was asked)
-  std::string error;
 };
 
 // host is a name or a literal address without brackets ("0.0.0.0", "::1", "localhost").
 // SO_REUSEADDR only: SO_REUSEPORT would let a second agent share the port and split the scrapes.
-ListenSocket open_listen_socket(const std::string& host, int port);
+Result<ListenSocket> open_listen_socket(const std::string& host, int port);
 
 }  // namespace skewscope

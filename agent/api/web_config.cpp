@@ -20,12 +20,13 @@ Result<std::string> read_file(const std::string& path) {
   return Result<std::string>::ok(text.str());
 }
 
-std::string unknown_key(const YAML::Node& map, const std::set<std::string>& known, const std::string& where) {
+Status unknown_key(const YAML::Node& map, const std::set<std::string>& known, const std::string& where) {
   for (const auto& entry : map) {
     auto key = entry.first.as<std::string>();
-    if (!known.count(key)) return where + key + " is not supported (supported: cert_file, key_file, basic_auth_users)";
+    if (!known.count(key))
+      return Status::fail(where + key + " is not supported (supported: cert_file, key_file, basic_auth_users)");
   }
-  return {};
+  return Status::ok();
 }
 
 bool is_bcrypt(const std::string& hash) {
@@ -55,13 +56,13 @@ ConfigResult parse_web_config(const std::string& yaml_text, const std::string& b
   if (root.IsNull()) return ConfigResult::ok({});
   if (!root.IsMap()) return ConfigResult::fail("the top level must be a map");
   try {
-    if (auto e = unknown_key(root, {"tls_server_config", "basic_auth_users"}, ""); !e.empty())
-      return ConfigResult::fail(e);
+    if (Status e = unknown_key(root, {"tls_server_config", "basic_auth_users"}, ""); !e)
+      return ConfigResult::fail(e.error);
     WebConfig config;
     if (auto tls = root["tls_server_config"]; tls && !tls.IsNull()) {
       if (!tls.IsMap()) return ConfigResult::fail("tls_server_config must be a map");
-      if (auto e = unknown_key(tls, {"cert_file", "key_file"}, "tls_server_config."); !e.empty())
-        return ConfigResult::fail(e);
+      if (Status e = unknown_key(tls, {"cert_file", "key_file"}, "tls_server_config."); !e)
+        return ConfigResult::fail(e.error);
       if (!tls["cert_file"] || !tls["key_file"])
         return ConfigResult::fail("tls_server_config needs cert_file and key_file");
       auto resolve = [&](const std::string& p) { return p.empty() || p.front() == '/' ? p : base_dir + "/" + p; };

@@ -18,14 +18,14 @@ bool tracefs_mounted() {
   return statfs(kTracefsPath, &fs) == 0 && fs.f_type == kTracefsMagic;
 }
 
-std::string ensure_tracefs() {
-  if (tracefs_mounted()) return {};
-  if (unshare(CLONE_NEWNS) != 0) return std::string("unshare(CLONE_NEWNS): ") + std::strerror(errno);
+Status ensure_tracefs() {
+  if (tracefs_mounted()) return Status::ok();
+  if (unshare(CLONE_NEWNS) != 0) return Status::fail(std::string("unshare(CLONE_NEWNS): ") + std::strerror(errno));
   if (mount(nullptr, "/", nullptr, MS_REC | MS_SLAVE, nullptr) != 0)
-    return std::string("making / a slave mount: ") + std::strerror(errno);
+    return Status::fail(std::string("making / a slave mount: ") + std::strerror(errno));
   if (mount("tracefs", kTracefsPath, "tracefs", MS_NOSUID | MS_NODEV | MS_NOEXEC, nullptr) != 0)
-    return std::string("mount tracefs on ") + kTracefsPath + ": " + std::strerror(errno);
-  return {};
+    return Status::fail(std::string("mount tracefs on ") + kTracefsPath + ": " + std::strerror(errno));
+  return Status::ok();
 }
 
 }  // namespace skewscope

@@ -3,6 +3,8 @@
 
 #include <string>
 
+#include "skewscope/result.hpp"
+
 namespace skewscope {
 
 inline constexpr const char* kTracefsPath = "/sys/kernel/tracing";
@@ -11,8 +13,7 @@ inline constexpr const char* kTracefsPath = "/sys/kernel/tracing";
 // private mount namespace (slave to the host's, so later mounts such as /run/netns still show)
 // and mounts tracefs there: nothing is left mounted on the host, and agents that run at the same
 // time never unmount each other's tracefs. Must run before the process starts threads.
-// Returns an empty string on success, else the reason.
-std::string ensure_tracefs();
+Status ensure_tracefs();
 
 bool tracefs_mounted();
 

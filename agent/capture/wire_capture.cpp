@@ -41,20 +41,20 @@ constexpr std::uint32_t kFilterPriority = 0x5357;
 // setns(2) moves only the calling thread, and libbpf's tc calls open their netlink socket in the
 // caller's namespace: each namespace's work runs on a short-lived thread of its own, so the
 // agent's other threads never leave their namespace. An empty path: the agent's own namespace.
-std::string in_netns(const std::string& path, const std::function<std::string()>& work) {
-  std::string result;
+Status in_netns(const std::string& path, const std::function<Status()>& work) {
+  Status result;
   std::thread t([&] {
     if (!path.empty()) {
       int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
       if (fd < 0) {
-        result = "cannot open network namespace " + path + ": " + std::strerror(errno);
+        result = Status::fail("cannot open network namespace " + path + ": " + std::strerror(errno));
         return;
       }
       int rc = ::setns(fd, CLONE_NEWNET);
       int err = errno;
       ::close(fd);
       if (rc != 0) {
-        result = "cannot enter network namespace " + path + ": " + std::strerror(err);
+        result = Status::fail("cannot enter network namespace " + path + ": " + std::strerror(err));
         return;
       }
     }
@@ -123,22 +123,22 @@ bpf_tc_opts filter_opts(int prog_fd) {
 
 // Attaches `prog_fd` at our handle/priority on one side, replacing a filter of ours that a dead
 // agent left there; refuses to touch a foreign filter.
-std::string attach_side(int ifindex, bpf_tc_attach_point point, int prog_fd, bool& recovered) {
+Status attach_side(int ifindex, bpf_tc_attach_point point, int prog_fd, bool& recovered) {
   bpf_tc_hook hook = hook_for(ifindex, point);
   bpf_tc_opts query = filter_opts(0);
   if (bpf_tc_query(&hook, &query) == 0) {
     if (!is_our_program(query.prog_id))
-      return "tc filter handle 0x5357 priority 0x5357 is used by another program (id " + std::to_string(query.prog_id) +
-             ")";
+      return Status::fail("tc filter handle 0x5357 priority 0x5357 is used by another program (id " +
+                          std::to_string(query.prog_id) + ")");
     bpf_tc_opts old = filter_opts(0);
     bpf_tc_detach(&hook, &old);
     recovered = true;
   }
   bpf_tc_opts opts = filter_opts(prog_fd);
   if (int err = bpf_tc_attach(&hook, &opts); err != 0)
-    return std::string("attaching the tc ") + (point == BPF_TC_INGRESS ? "ingress" : "egress") +
-           " program: " + std::strerror(-err);
-  return {};
+    return Status::fail(std::string("attaching the tc ") + (point == BPF_TC_INGRESS ? "ingress" : "egress") +
+                        " program: " + std::strerror(-err));
+  return Status::ok();
 }
 
 }  // namespace
@@ -179,24 +179,24 @@ bool kernel_has_tx_timestamping_callbacks() {
   return found;
 }
 
-std::string check_wire_cgroup(const std::string& path) {
-  if (path.empty() || path.front() != '/') return "--wire-cgroup '" + path + "' must be an absolute path";
+Status check_wire_cgroup(const std::string& path) {
+  if (path.empty() || path.front() != '/') return Status::fail("--wire-cgroup '" + path + "' must be an absolute path");
   struct statfs fs {};
   struct stat st {};
   if (::statfs(path.c_str(), &fs) != 0 || ::stat(path.c_str(), &st) != 0)
-    return "--wire-cgroup " + path + ": " + std::strerror(errno);
+    return Status::fail("--wire-cgroup " + path + ": " + std::strerror(errno));
   if (fs.f_type != CGROUP2_SUPER_MAGIC || !S_ISDIR(st.st_mode))
-    return "--wire-cgroup " + path + " is not a cgroup v2 directory";
+    return Status::fail("--wire-cgroup " + path + " is not a cgroup v2 directory");
   // The root of a cgroup2 mount is inode 1: attaching there would stamp every socket of the host.
-  if (st.st_ino == 1) return "--wire-cgroup " + path + " is the root cgroup: name a cgroup below it";
-  return {};
+  if (st.st_ino == 1) return Status::fail("--wire-cgroup " + path + " is the root cgroup: name a cgroup below it");
+  return Status::ok();
 }
 
 Result<TsInfo> read_ts_info(const WireInterface& iface) {
   TsInfo ts;
-  std::string error = in_netns(iface.netns_path, [&]() -> std::string {
+  const Status read = in_netns(iface.netns_path, [&]() -> Status {
     int fd = ::socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
-    if (fd < 0) return std::string("socket: ") + std::strerror(errno);
+    if (fd < 0) return Status::fail(std::string("socket: ") + std::strerror(errno));
     ethtool_ts_info info{};
     info.cmd = ETHTOOL_GET_TS_INFO;
     ifreq ifr{};
@@ -205,12 +205,12 @@ Result<TsInfo> read_ts_info(const WireInterface& iface) {
     int rc = ::ioctl(fd, SIOCETHTOOL, &ifr);
     int err = errno;
     ::close(fd);
-    if (rc != 0) return "ETHTOOL_GET_TS_INFO on " + iface.label() + ": " + std::strerror(err);
+    if (rc != 0) return Status::fail("ETHTOOL_GET_TS_INFO on " + iface.label() + ": " + std::strerror(err));
     ts.phc_index = info.phc_index;
     ts.so_timestamping = info.so_timestamping;
-    return {};
+    return Status::ok();
   });
-  return error.empty() ? Result<TsInfo>::ok(ts) : Result<TsInfo>::fail(std::move(error));
+  return read ? Result<TsInfo>::ok(ts) : Result<TsInfo>::fail(read.error);
 }
 
 Result<std::unique_ptr<WireCapture>> WireCapture::open(const WireOptions& options) {
@@ -286,9 +286,9 @@ Result<std::unique_ptr<WireCapture>> WireCapture::open(const WireOptions& option
     // Recorded before attaching, so that the destructor undoes whatever part succeeded.
     self->attachments_.push_back(a);
     WireAttachment& slot = self->attachments_.back();
-    std::string e = in_netns(iface.netns_path, [&]() -> std::string {
+    const Status attached = in_netns(iface.netns_path, [&]() -> Status {
       slot.ifindex = static_cast<int>(if_nametoindex(iface.name.c_str()));
-      if (slot.ifindex == 0) return "no interface " + iface.label();
+      if (slot.ifindex == 0) return Status::fail("no interface " + iface.label());
       slot.netns_ino = current_netns_ino();
       bpf_tc_hook hook = hook_for(slot.ifindex, static_cast<bpf_tc_attach_point>(BPF_TC_INGRESS | BPF_TC_EGRESS));
       const std::string marker = marker_path(slot.netns_ino, slot.ifindex);
@@ -298,12 +298,12 @@ Result<std::unique_ptr<WireCapture>> WireCapture::open(const WireOptions& option
       } else if (err == -EEXIST) {
         slot.created_qdisc = qdisc_left_by_dead_agent(marker, iface.name);
       } else {
-        return "creating the clsact qdisc on " + iface.label() + ": " + std::strerror(-err);
+        return Status::fail("creating the clsact qdisc on " + iface.label() + ": " + std::strerror(-err));
       }
       if (slot.created_qdisc && !write_marker(marker, iface.name))
-        return "cannot write " + marker + " (the mark that lets a restarted agent remove this qdisc)";
-      if (std::string e1 = attach_side(slot.ifindex, BPF_TC_INGRESS, ingress_fd, slot.recovered_filters); !e1.empty())
-        return e1 + " on " + iface.label();
+        return Status::fail("cannot write " + marker + " (the mark that lets a restarted agent remove this qdisc)");
+      if (Status in = attach_side(slot.ifindex, BPF_TC_INGRESS, ingress_fd, slot.recovered_filters); !in)
+        return Status::fail(in.error + " on " + iface.label());
       if (!tc_egress) {
         // A filter of ours left on egress by an agent that used tc egress: not ours to keep.
         bpf_tc_hook egress = hook_for(slot.ifindex, BPF_TC_EGRESS);
@@ -312,13 +312,13 @@ Result<std::unique_ptr<WireCapture>> WireCapture::open(const WireOptions& option
           bpf_tc_opts del = filter_opts(0);
           bpf_tc_detach(&egress, &del);
         }
-        return {};
+        return Status::ok();
       }
-      if (std::string e2 = attach_side(slot.ifindex, BPF_TC_EGRESS, egress_fd, slot.recovered_filters); !e2.empty())
-        return e2 + " on " + iface.label();
-      return {};
+      if (Status out = attach_side(slot.ifindex, BPF_TC_EGRESS, egress_fd, slot.recovered_filters); !out)
+        return Status::fail(out.error + " on " + iface.label());
+      return Status::ok();
     });
-    if (!e.empty()) return Opened::fail(e);  // the destructor detaches what was attached
+    if (!attached) return Opened::fail(attached.error);  // the destructor detaches what was attached
   }
   self->ring_ =
       ring_buffer__new(bpf_map__fd(self->skel_->maps.wire_halves), &WireCapture::on_record, self.get(), nullptr);
@@ -332,8 +332,8 @@ void WireCapture::detach_all() {
   for (const auto& a : attachments_) {
     if (a.ifindex == 0) continue;
     // A namespace that is gone took its interfaces, qdiscs and filters with it.
-    in_netns(a.iface.netns_path, [&]() -> std::string {
-      if (current_netns_ino() != a.netns_ino) return {};
+    in_netns(a.iface.netns_path, [&]() -> Status {
+      if (current_netns_ino() != a.netns_ino) return Status::ok();
       for (auto point : {BPF_TC_INGRESS, BPF_TC_EGRESS}) {
         bpf_tc_hook hook = hook_for(a.ifindex, point);
         bpf_tc_opts opts = filter_opts(0);
@@ -348,7 +348,7 @@ void WireCapture::detach_all() {
         bpf_tc_hook hook = hook_for(a.ifindex, static_cast<bpf_tc_attach_point>(BPF_TC_INGRESS | BPF_TC_EGRESS));
         bpf_tc_hook_destroy(&hook);
       }
-      return {};
+      return Status::ok();
     });
     if (a.created_qdisc) {
       std::error_code ec;

@@ -46,7 +46,7 @@ Result<std::vector<WireInterface>> parse_wire_interfaces(const std::vector<std::
 
 // --wire-cgroup PATH: a cgroup v2 directory whose sockets get the sock_ops TX timestamping send
 // side. Refuses what is not a cgroup v2 directory, and the root cgroup (the whole host).
-std::string check_wire_cgroup(const std::string& path);
+Status check_wire_cgroup(const std::string& path);
 
 // The send side: sock_ops TX timestamping for --wire-cgroup's sockets where the kernel has the
 // callbacks (Linux 6.14), else tc egress on the named interfaces.

@@ -68,35 +68,35 @@ struct AgentPlan {
   WireOptions wire;  // --wire-timestamps, --wire-cgroup
 };
 
-std::string plan_payload(const AgentOptions& o, AgentPlan& plan) {
+Status plan_payload(const AgentOptions& o, AgentPlan& plan) {
   if (o.payload_bytes > SKEWSCOPE_PAYLOAD_MAX)
-    return "--payload-bytes must be from 0 (off) to " + std::to_string(SKEWSCOPE_PAYLOAD_MAX);
+    return Status::fail("--payload-bytes must be from 0 (off) to " + std::to_string(SKEWSCOPE_PAYLOAD_MAX));
   plan.payload.max_bytes = o.payload_bytes;
   if (std::string e = parse_payload_detect(o.payload_detect, plan.payload.detect); !e.empty())
-    return "--payload-detect: " + e;
+    return Status::fail("--payload-detect: " + e);
   for (const auto& text : o.payload_ports) {
     PayloadPort port;
-    if (std::string e = parse_payload_port(text, port); !e.empty()) return "--payload-port: " + e;
+    if (std::string e = parse_payload_port(text, port); !e.empty()) return Status::fail("--payload-port: " + e);
     plan.payload.ports.push_back(port);
   }
   if (plan.payload.max_bytes == 0 && (!o.payload_ports.empty() || o.payload_detect != "auto"))
-    return "--payload-port and --payload-detect need --payload-bytes";
-  return {};
+    return Status::fail("--payload-port and --payload-detect need --payload-bytes");
+  return Status::ok();
 }
 
 // The exchange's options; its local addresses are those of every namespace this agent's domains
 // cover (the agent's own for the host domain and for cgroup domains).
-std::string plan_exchange(const AgentOptions& o, const std::vector<DomainSpec>& specs, const std::string& host,
-                          AgentPlan& plan) {
+Status plan_exchange(const AgentOptions& o, const std::vector<DomainSpec>& specs, const std::string& host,
+                     AgentPlan& plan) {
   if (o.exchange.empty()) {
-    if (!o.exchange_config.empty()) return "--exchange-config needs --exchange";
-    return {};
+    if (!o.exchange_config.empty()) return Status::fail("--exchange-config needs --exchange");
+    return Status::ok();
   }
   exchange::ExchangeSettings settings;
-  if (std::string e = exchange::parse_exchange_settings(o.exchange, o.exchange_config, o.exchange_topic,
+  if (Status parsed = exchange::parse_exchange_settings(o.exchange, o.exchange_config, o.exchange_topic,
                                                         o.exchange_group, o.exchange_sample, settings);
-      !e.empty())
-    return e;
+      !parsed)
+    return parsed;
   settings.host_name = host;
   bool host_netns = !o.only_domains;
   for (const auto& spec : specs) {
@@ -108,60 +108,63 @@ std::string plan_exchange(const AgentOptions& o, const std::vector<DomainSpec>& 
   }
   if (host_netns) settings.netns_paths.push_back("");
   plan.exchange = std::move(settings);
-  return {};
+  return Status::ok();
 }
 
-std::string plan_agent(const AgentOptions& o, AgentPlan& plan) {
+Status plan_agent(const AgentOptions& o, AgentPlan& plan) {
   auto listen = parse_listen_address(o.listen);
-  if (!listen) return listen.error;
+  if (!listen) return Status::fail(listen.error);
   plan.listen = *listen;
-  if (std::string error = resolve_listen_address(plan.listen); !error.empty()) return error;
+  if (Status resolved = resolve_listen_address(plan.listen); !resolved) return resolved;
   auto window = parse_duration_ns(o.window);
-  if (!window) return "--window: " + window.error;
-  if (*window < 1'000'000'000 || *window > kMaxWindowNs) return "--window must be from 1s to 1h";
+  if (!window) return Status::fail("--window: " + window.error);
+  if (*window < 1'000'000'000 || *window > kMaxWindowNs) return Status::fail("--window must be from 1s to 1h");
   plan.core.window_ns = *window;
   auto send_age = parse_duration_ns(o.send_max_age);
   if (!send_age || *send_age <= 0 || *send_age > kMaxSendAgeNs)
-    return "--send-max-age: " + (send_age ? "must be positive and at most 1h" : send_age.error);
+    return Status::fail("--send-max-age: " + (send_age ? "must be positive and at most 1h" : send_age.error));
   plan.core.limits.send_max_age_ns = *send_age;
-  if (o.max_pending == 0) return "--max-pending must be at least 1";
+  if (o.max_pending == 0) return Status::fail("--max-pending must be at least 1");
   plan.core.limits.max_pending = o.max_pending;
   plan.core.at_risk_share = o.at_risk_share;
   auto grace = parse_duration_ns(o.capture_grace);
-  if (!grace || *grace < 0) return "--capture-grace: " + (grace ? "must not be negative" : grace.error);
+  if (!grace || *grace < 0) return Status::fail("--capture-grace: " + (grace ? "must not be negative" : grace.error));
   plan.capture_grace_ns = *grace;
   for (const auto& path : o.ptp4l_sockets)
-    if (path.empty() || path.front() != '/') return "--ptp4l-socket '" + path + "' must be an absolute path";
+    if (path.empty() || path.front() != '/')
+      return Status::fail("--ptp4l-socket '" + path + "' must be an absolute path");
 
   std::string host = o.host_name.empty() ? machine_hostname() : o.host_name;
-  if (!is_valid_domain_name(host)) return "--host-name '" + host + "' is not a valid domain name";
+  if (!is_valid_domain_name(host)) return Status::fail("--host-name '" + host + "' is not a valid domain name");
   std::vector<DomainSpec> specs;
   for (const auto& text : o.domains) {
     auto spec = parse_domain_spec(text);
-    if (!spec) return "--domain: " + spec.error;
-    if (spec->name == host) return "--domain " + spec->name + ": the name is already the host's (--host-name)";
+    if (!spec) return Status::fail("--domain: " + spec.error);
+    if (spec->name == host)
+      return Status::fail("--domain " + spec->name + ": the name is already the host's (--host-name)");
     specs.push_back(*spec);
   }
   auto registry = DomainRegistry::from_specs(specs, host, o.only_domains);
-  if (!registry) return "--domain: " + registry.error;
+  if (!registry) return Status::fail("--domain: " + registry.error);
   plan.domains.emplace(*registry.value);
   for (const auto& text : o.simulate) {
     auto sim = parse_clock_simulation(text);
-    if (!sim) return "--simulate-clock: " + sim.error;
-    if (!plan.domains->find(sim->domain)) return "--simulate-clock: no domain named '" + sim->domain + "'";
+    if (!sim) return Status::fail("--simulate-clock: " + sim.error);
+    if (!plan.domains->find(sim->domain))
+      return Status::fail("--simulate-clock: no domain named '" + sim->domain + "'");
     plan.simulations.push_back(*sim);
   }
-  if (std::string e = plan_payload(o, plan); !e.empty()) return e;
+  if (Status payload = plan_payload(o, plan); !payload) return payload;
   auto wire = parse_wire_interfaces(o.wire_timestamps);
-  if (!wire) return wire.error;
+  if (!wire) return Status::fail(wire.error);
   plan.wire.interfaces = *wire;
   for (const auto& path : o.wire_cgroups)
-    if (std::string e = check_wire_cgroup(path); !e.empty()) return e;
+    if (Status cgroup = check_wire_cgroup(path); !cgroup) return cgroup;
   if (!o.wire_cgroups.empty() && plan.wire.interfaces.empty())
-    return "--wire-cgroup needs --wire-timestamps (the receive side is stamped on the named interfaces)";
+    return Status::fail("--wire-cgroup needs --wire-timestamps (the receive side is stamped on the named interfaces)");
   plan.wire.cgroups = o.wire_cgroups;
   if (o.wire_ack_samples && plan.wire.interfaces.empty())
-    return "--wire-ack-samples needs --wire-timestamps (ACKs are stamped on the named interfaces)";
+    return Status::fail("--wire-ack-samples needs --wire-timestamps (ACKs are stamped on the named interfaces)");
   plan.wire.ack_samples = o.wire_ack_samples;
   return plan_exchange(o, specs, host, plan);
 }
@@ -213,16 +216,16 @@ void add_agent_options(CLI::App& c, AgentOptions& o) {
       ->capture_default_str();
   c.add_option("--max-pending", o.max_pending, "bound on halves waiting for their other half")
       ->capture_default_str()
-      ->check(CLI::Validator([](std::string& s) { return check_count(s, 1, kMaxPendingLimit); }, "1-4194304"));
+      ->check(CLI::Validator([](std::string& s) { return check_count(s, 1, kMaxPendingLimit).error; }, "1-4194304"));
   c.add_option("--send-max-age", o.send_max_age, "a send not received within this is counted unpaired")
       ->capture_default_str();
   c.add_option("--ptp4l-socket", o.ptp4l_sockets, "ptp4l management socket to read; repeatable (default: probe)");
   c.add_option("--max-drift-ppm", o.max_drift_ppm, "clock drift assumed since the last sync, in the error bound")
       ->capture_default_str()
-      ->check(CLI::Validator([](std::string& s) { return check_finite(s, 0, 10000); }, "0-10000"));
+      ->check(CLI::Validator([](std::string& s) { return check_finite(s, 0, 10000).error; }, "0-10000"));
   c.add_option("--at-risk-share", o.at_risk_share, "a pair is at_risk when |offset| >= share x Δt_min")
       ->capture_default_str()
-      ->check(CLI::Validator([](std::string& s) { return check_finite(s, 0.01, 1); }, "0.01-1"));
+      ->check(CLI::Validator([](std::string& s) { return check_finite(s, 0.01, 1).error; }, "0.01-1"));
   c.add_flag("--enable-spans-api", o.enable_spans_api,
              "serve GET /api/v1/spans: per-message timing of every traced connection on this host, to anyone "
              "who can reach --listen (off: 404)");
@@ -261,7 +264,7 @@ void add_agent_options(CLI::App& c, AgentOptions& o) {
 
 int run_agent(const AgentOptions& options) {
   AgentPlan plan;
-  if (std::string error = plan_agent(options, plan); !error.empty()) return usage_error(error);
+  if (Status planned = plan_agent(options, plan); !planned) return usage_error(planned.error);
 
   // Signals are taken by sigtimedwait in this thread only. Blocked before any thread exists
   // (librdkafka and the HTTP server start their own), since every thread inherits the mask and a
@@ -272,7 +275,7 @@ int run_agent(const AgentOptions& options) {
   sigaddset(&stop_signals, SIGTERM);
   pthread_sigmask(SIG_BLOCK, &stop_signals, nullptr);
 
-  if (std::string error = ensure_tracefs(); !error.empty()) return runtime_error("tracefs: " + error);
+  if (Status tracefs = ensure_tracefs(); !tracefs) return runtime_error("tracefs: " + tracefs.error);
 
   AgentCore core(std::move(*plan.domains), plan.core);
   std::mutex core_lock;
@@ -310,10 +313,10 @@ int run_agent(const AgentOptions& options) {
       },
       kVersion);
   add_analysis_routes(api, core, core_lock, options.enable_spans_api);
-  if (std::string error = api.use_web_config_file(options.web_config_file); !error.empty()) return usage_error(error);
-  if (std::string error = api.bind(plan.listen.host, plan.listen.port); !error.empty()) return runtime_error(error);
+  if (Status web = api.use_web_config_file(options.web_config_file); !web) return usage_error(web.error);
+  if (Status bound = api.bind(plan.listen.host, plan.listen.port); !bound) return runtime_error(bound.error);
   ControlSocket control([&](const std::string& line) { return handle_control(line, core, core_lock); });
-  if (std::string error = control.bind(options.control_socket); !error.empty()) return runtime_error(error);
+  if (Status bound = control.bind(options.control_socket); !bound) return runtime_error(bound.error);
 
   auto choices = choose_hooks(probe_kernel_features(), tcp_hook_candidates(), plan.payload.max_bytes > 0);
   std::string load_error;

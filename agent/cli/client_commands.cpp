@@ -175,14 +175,14 @@ int run_simulate(const std::string& spec, const std::string& control_socket) {
 }
 
 int run_doctor() {
-  std::string tracefs_error = ensure_tracefs();
+  const Status tracefs = ensure_tracefs();
   KernelFeatures k = probe_kernel_features();
   std::cout << "kernel " << k.kernel_release << "\n\nfeatures:\n";
   for (int i = 0; i < static_cast<int>(Feature::count_); ++i) {
     auto f = static_cast<Feature>(i);
     std::cout << "  " << (k[f] ? "yes " : "no  ") << feature_name(f) << "\n";
   }
-  if (!tracefs_error.empty()) std::cout << "  (tracefs: " << tracefs_error << ")\n";
+  if (!tracefs) std::cout << "  (tracefs: " << tracefs.error << ")\n";
   for (const auto& note : k.notes) std::cout << "  note: " << note << "\n";
   std::cout << "\nhooks:\n";
   int chosen = 0;

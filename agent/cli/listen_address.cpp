@@ -28,7 +28,7 @@ Result<ListenAddress> parse_listen_address(std::string_view text) {
   return Result<ListenAddress>::ok(ListenAddress{std::string(host), port});
 }
 
-std::string resolve_listen_address(const ListenAddress& address) {
+Status resolve_listen_address(const ListenAddress& address) {
   addrinfo hints{};
   hints.ai_family = AF_UNSPEC;
   hints.ai_socktype = SOCK_STREAM;
@@ -38,11 +38,11 @@ std::string resolve_listen_address(const ListenAddress& address) {
   const int rc = getaddrinfo(address.host.c_str(), port.c_str(), &hints, &found);
   if (rc == 0) {
     freeaddrinfo(found);
-    return {};
+    return Status::ok();
   }
   // EAI_SYSTEM leaves the reason in errno; every other code has its own text.
   const std::string why = rc == EAI_SYSTEM ? std::strerror(errno) : gai_strerror(rc);
-  return "--listen: cannot resolve '" + address.host + "': " + why;
+  return Status::fail("--listen: cannot resolve '" + address.host + "': " + why);
 }
 
 }  // namespace skewscope

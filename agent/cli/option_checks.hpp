@@ -1,12 +1,14 @@
 // Checks for the agent's numeric options, on the text as typed, before CLI11 converts it. CLI11
 // reads "-1" into an unsigned option as SIZE_MAX, and its Range check passes "nan" (every
-// comparison with NaN is false), so both are caught here. Each returns "" when the value is
-// acceptable, else a message naming the accepted range. Durations are checked in plan_agent.
+// comparison with NaN is false), so both are caught here. Each fails with a message naming the
+// accepted range (CLI11 validators take its text). Durations are checked in plan_agent.
 #pragma once
 
 #include <cstdint>
 #include <string>
 #include <string_view>
+
+#include "skewscope/result.hpp"
 
 namespace skewscope {
 
@@ -18,9 +20,9 @@ inline constexpr std::int64_t kMaxWindowNs = 3'600'000'000'000;
 inline constexpr std::int64_t kMaxSendAgeNs = 3'600'000'000'000;
 
 // A plain decimal integer in [min, max]: no sign, no fraction, no exponent, no spaces.
-std::string check_count(std::string_view text, std::uint64_t min, std::uint64_t max);
+Status check_count(std::string_view text, std::uint64_t min, std::uint64_t max);
 
 // A finite decimal number in [min, max] (NaN and infinities refused).
-std::string check_finite(std::string_view text, double min, double max);
+Status check_finite(std::string_view text, double min, double max);
 
 }  // namespace skewscope

@@ -15,9 +15,10 @@ bool parse_uint(std::string_view text, std::uint64_t max, std::uint64_t& out) {
   return ec == std::errc{} && end == text.data() + text.size() && out <= max;
 }
 
-std::string check_brokers(const std::string& spec, std::string& brokers) {
+Status check_brokers(const std::string& spec, std::string& brokers) {
   const std::string prefix = "kafka:";
-  if (spec.rfind(prefix, 0) != 0) return "--exchange '" + spec + "': expected kafka:HOST:PORT[,HOST:PORT...]";
+  if (spec.rfind(prefix, 0) != 0)
+    return Status::fail("--exchange '" + spec + "': expected kafka:HOST:PORT[,HOST:PORT...]");
   brokers = spec.substr(prefix.size());
   std::size_t start = 0;
   while (true) {
@@ -26,11 +27,11 @@ std::string check_brokers(const std::string& spec, std::string& brokers) {
     std::size_t colon = one.rfind(':');
     std::uint64_t port = 0;
     if (colon == std::string::npos || colon == 0 || !parse_uint(one.substr(colon + 1), 65535, port) || port == 0)
-      return "--exchange '" + spec + "': '" + one + "' is not HOST:PORT";
+      return Status::fail("--exchange '" + spec + "': '" + one + "' is not HOST:PORT");
     if (comma == std::string::npos) break;
     start = comma + 1;
   }
-  return {};
+  return Status::ok();
 }
 
 bool valid_topic(const std::string& t) {
@@ -42,17 +43,18 @@ bool valid_topic(const std::string& t) {
 
 }  // namespace
 
-std::string parse_exchange_settings(const std::string& exchange, const std::vector<std::string>& config,
-                                    const std::string& topic, const std::string& group, const std::string& sample,
-                                    ExchangeSettings& out) {
-  if (std::string e = check_brokers(exchange, out.brokers); !e.empty()) return e;
-  if (!valid_topic(topic)) return "--exchange-topic '" + topic + "': 1-249 letters, digits, '.', '_' or '-'";
-  if (group.empty()) return "--exchange-group must not be empty";
+Status parse_exchange_settings(const std::string& exchange, const std::vector<std::string>& config,
+                               const std::string& topic, const std::string& group, const std::string& sample,
+                               ExchangeSettings& out) {
+  if (Status brokers = check_brokers(exchange, out.brokers); !brokers) return brokers;
+  if (!valid_topic(topic))
+    return Status::fail("--exchange-topic '" + topic + "': 1-249 letters, digits, '.', '_' or '-'");
+  if (group.empty()) return Status::fail("--exchange-group must not be empty");
   out.topic = topic;
   out.group = group;
   std::uint64_t n = 0;
   if (sample.rfind("1/", 0) != 0 || !parse_uint(sample.substr(2), 1'000'000, n) || n == 0)
-    return "--exchange-sample '" + sample + "': expected 1/N with N from 1 to 1000000";
+    return Status::fail("--exchange-sample '" + sample + "': expected 1/N with N from 1 to 1000000");
   out.sample_one_in = static_cast<std::uint32_t>(n);
 
   // What the exchange decides itself: set by its own option, or fixed so that all agents agree.
@@ -61,17 +63,17 @@ std::string parse_exchange_settings(const std::string& exchange, const std::vect
   std::unique_ptr<rd_kafka_conf_t, decltype(&rd_kafka_conf_destroy)> conf(rd_kafka_conf_new(), rd_kafka_conf_destroy);
   for (const auto& text : config) {
     std::size_t eq = text.find('=');
-    if (eq == std::string::npos || eq == 0) return "--exchange-config '" + text + "': expected KEY=VALUE";
+    if (eq == std::string::npos || eq == 0) return Status::fail("--exchange-config '" + text + "': expected KEY=VALUE");
     std::string key = text.substr(0, eq), value = text.substr(eq + 1);
     if (reserved.contains(key))
-      return "--exchange-config " + key +
-             ": set by skewscope (--exchange, --exchange-group, or fixed so that all agents agree)";
+      return Status::fail("--exchange-config " + key +
+                          ": set by skewscope (--exchange, --exchange-group, or fixed so that all agents agree)");
     char err[512] = {};
     if (rd_kafka_conf_set(conf.get(), key.c_str(), value.c_str(), err, sizeof err) != RD_KAFKA_CONF_OK)
-      return "--exchange-config " + key + ": " + err;
+      return Status::fail("--exchange-config " + key + ": " + err);
     out.properties.emplace_back(key, value);
   }
-  return {};
+  return Status::ok();
 }
 
 }  // namespace skewscope::exchange

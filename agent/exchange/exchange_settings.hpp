@@ -8,6 +8,8 @@
 #include <utility>
 #include <vector>
 
+#include "skewscope/result.hpp"
+
 namespace skewscope::exchange {
 
 inline constexpr const char* kDefaultTopic = "skewscope.halves.v1";
@@ -27,9 +29,9 @@ struct ExchangeSettings {
   std::vector<std::string> netns_paths;  // namespaces whose addresses are this agent's ("" = own)
 };
 
-// Returns an error message naming the option, or "" when all is valid.
-std::string parse_exchange_settings(const std::string& exchange, const std::vector<std::string>& config,
-                                    const std::string& topic, const std::string& group, const std::string& sample,
-                                    ExchangeSettings& out);
+// An error names the option.
+Status parse_exchange_settings(const std::string& exchange, const std::vector<std::string>& config,
+                               const std::string& topic, const std::string& group, const std::string& sample,
+                               ExchangeSettings& out);
 
 }  // namespace skewscope::exchange

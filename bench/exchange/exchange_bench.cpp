@@ -64,10 +64,10 @@ int main(int argc, char** argv) {
   core.clock_mapping().sample_now();
   core.enable_exchange(exchange::CoreExchangeConfig{1});
   exchange::ExchangeSettings settings;
-  if (std::string e =
+  if (Status parsed =
           exchange::parse_exchange_settings("kafka:" + bootstrap, properties, topic, group, "1/1", settings);
-      !e.empty()) {
-    std::cerr << e << "\n";
+      !parsed) {
+    std::cerr << parsed.error << "\n";
     return 2;
   }
   settings.host_name = role;

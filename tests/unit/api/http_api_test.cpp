@@ -68,33 +68,34 @@ struct TestServer {
       for (const auto& [k, v] : q) out += k + "=" + v + ";";
       return HttpReply{200, out, "text/plain"};
     });
-    REQUIRE(api.bind("127.0.0.1", 0).empty());
-    REQUIRE(api.start().empty());
+    REQUIRE(api.bind("127.0.0.1", 0));
+    REQUIRE(api.start());
   }
 };
 
 }  // namespace
 
 TEST_CASE("listen socket: port 0, a taken port and an unresolvable name give clear errors") {
-  ListenSocket first = open_listen_socket("127.0.0.1", 0);
-  REQUIRE(first.fd >= 0);
-  CHECK(first.port > 0);
-  ListenSocket second = open_listen_socket("127.0.0.1", first.port);  // no SO_REUSEPORT sharing
-  CHECK(second.fd < 0);
+  auto first = open_listen_socket("127.0.0.1", 0);
+  REQUIRE(first);
+  CHECK(first->fd >= 0);
+  CHECK(first->port > 0);
+  auto second = open_listen_socket("127.0.0.1", first->port);  // no SO_REUSEPORT sharing
+  CHECK_FALSE(second);
   CHECK(second.error.find("Address already in use") != std::string::npos);
-  close(first.fd);
-  ListenSocket bogus = open_listen_socket("bogus.invalid", 1);
-  CHECK(bogus.fd < 0);
+  close(first->fd);
+  auto bogus = open_listen_socket("bogus.invalid", 1);
+  CHECK_FALSE(bogus);
   CHECK(bogus.error.rfind("cannot resolve bogus.invalid:1: ", 0) == 0);
   CHECK(bogus.error.find("Success") == std::string::npos);
-  ListenSocket v6 = open_listen_socket("::1", 0);
-  if (v6.fd >= 0) close(v6.fd);  // hosts without IPv6 loopback are allowed to refuse
+  auto v6 = open_listen_socket("::1", 0);
+  if (v6) close(v6->fd);  // hosts without IPv6 loopback are allowed to refuse
 }
 
 TEST_CASE("the agent's port cannot be taken by a second agent") {
   TestServer server;
   HttpApi other([] { return AgentReport{}; }, "x");
-  std::string error = other.bind("127.0.0.1", server.api.port());
+  const std::string error = other.bind("127.0.0.1", server.api.port()).error;
   CHECK(error.find("cannot listen on 127.0.0.1:" + std::to_string(server.api.port())) == 0);
 }
 
@@ -216,26 +217,26 @@ TEST_CASE("stop() returns well under a second with stalled clients connected, an
     close(fd);
   }
   server.reset();
-  ListenSocket again = open_listen_socket("127.0.0.1", port);  // the listening socket was closed
-  CHECK(again.fd >= 0);
-  if (again.fd >= 0) close(again.fd);
+  auto again = open_listen_socket("127.0.0.1", port);  // the listening socket was closed
+  CHECK(again);
+  if (again) close(again->fd);
 }
 
 TEST_CASE("a TLS key libmicrohttpd cannot use fails bind(), with GnuTLS's reason, and frees the port") {
-  ListenSocket probe = open_listen_socket("127.0.0.1", 0);
-  REQUIRE(probe.fd >= 0);
-  const int port = probe.port;
-  close(probe.fd);
+  auto probe = open_listen_socket("127.0.0.1", 0);
+  REQUIRE(probe);
+  const int port = probe->port;
+  close(probe->fd);
   HttpApi api([] { return AgentReport{}; }, "x");
   WebConfig config;
   config.cert_pem = "-----BEGIN CERTIFICATE-----\nnot base64!\n-----END CERTIFICATE-----\n";
   config.key_pem = "-----BEGIN PRIVATE KEY-----\nnot base64!\n-----END PRIVATE KEY-----\n";
-  REQUIRE(api.use_web_config(config).empty());
-  std::string error = api.bind("127.0.0.1", port);
+  REQUIRE(api.use_web_config(config));
+  const std::string error = api.bind("127.0.0.1", port).error;
   CHECK(error.rfind("cannot start the HTTP server: ", 0) == 0);
   CHECK(error.find("certificate") != std::string::npos);
-  CHECK(api.start() == "the HTTP endpoint is not bound");
-  ListenSocket again = open_listen_socket("127.0.0.1", port);
-  CHECK(again.fd >= 0);
-  if (again.fd >= 0) close(again.fd);
+  CHECK(api.start().error == "the HTTP endpoint is not bound");
+  auto again = open_listen_socket("127.0.0.1", port);
+  CHECK(again);
+  if (again) close(again->fd);
 }

@@ -79,7 +79,7 @@ TEST_CASE("a regular file, a directory or a symlink at the path is refused and l
   const std::string file = dir.path + "/file";
   std::ofstream(file) << "precious\n";
   ControlSocket a(echo);
-  std::string error = a.bind(file);
+  const std::string error = a.bind(file).error;
   CHECK(error.find("regular file") != std::string::npos);
   CHECK(error.find(file) != std::string::npos);
   std::ifstream in(file);
@@ -90,19 +90,19 @@ TEST_CASE("a regular file, a directory or a symlink at the path is refused and l
   const std::string subdir = dir.path + "/dir";
   std::filesystem::create_directory(subdir);
   ControlSocket b(echo);
-  CHECK(b.bind(subdir).find("directory") != std::string::npos);
+  CHECK(b.bind(subdir).error.find("directory") != std::string::npos);
   CHECK(std::filesystem::is_directory(subdir));
 
   const std::string link = dir.path + "/link";
   std::filesystem::create_symlink(file, link);
   ControlSocket c(echo);
-  CHECK(c.bind(link).find("symbolic link") != std::string::npos);
+  CHECK(c.bind(link).error.find("symbolic link") != std::string::npos);
   CHECK(std::filesystem::is_symlink(link));
   // A dangling symlink is not followed either.
   const std::string dangling = dir.path + "/dangling";
   std::filesystem::create_symlink(dir.path + "/nowhere", dangling);
   ControlSocket d(echo);
-  CHECK(d.bind(dangling).find("symbolic link") != std::string::npos);
+  CHECK(d.bind(dangling).error.find("symbolic link") != std::string::npos);
   CHECK_FALSE(std::filesystem::exists(dir.path + "/nowhere"));
 }
 
@@ -110,10 +110,10 @@ TEST_CASE("a live socket is refused; only a stale one is replaced") {
   TempDir dir;
   const std::string path = dir.path + "/control.sock";
   ControlSocket live(echo);
-  REQUIRE(live.bind(path).empty());
+  REQUIRE(live.bind(path));
   live.start();
   ControlSocket second(echo);
-  CHECK(second.bind(path).find("in use") != std::string::npos);
+  CHECK(second.bind(path).error.find("in use") != std::string::npos);
   bool reached = false;
   CHECK(control_request(path, "ping", reached) == "ok ping");  // the first agent is untouched
   live.stop();
@@ -126,7 +126,7 @@ TEST_CASE("a live socket is refused; only a stale one is replaced") {
   close(stale);
   REQUIRE(std::filesystem::is_socket(path));
   ControlSocket fresh(echo);
-  CHECK(fresh.bind(path).empty());
+  CHECK(fresh.bind(path));
   fresh.start();
   CHECK(control_request(path, "again", reached) == "ok again");
 }
@@ -135,7 +135,7 @@ TEST_CASE("stop() leaves a file that replaced its socket") {
   TempDir dir;
   const std::string path = dir.path + "/control.sock";
   ControlSocket s(echo);
-  REQUIRE(s.bind(path).empty());
+  REQUIRE(s.bind(path));
   std::filesystem::remove(path);
   std::ofstream(path) << "someone else's\n";
   s.stop();
@@ -146,7 +146,7 @@ TEST_CASE("a slow client does not block another; it is cut off at the line deadl
   TempDir dir;
   const std::string path = dir.path + "/control.sock";
   ControlSocket s(echo);
-  REQUIRE(s.bind(path).empty());
+  REQUIRE(s.bind(path));
   s.start();
   int slow = open_client(path, "simul");  // trickling, no newline yet
   int silent = open_client(path);         // connected, sends nothing
@@ -169,7 +169,7 @@ TEST_CASE("connections beyond the limit are refused and counted; the others are 
   TempDir dir;
   const std::string path = dir.path + "/control.sock";
   ControlSocket s(echo);
-  REQUIRE(s.bind(path).empty());
+  REQUIRE(s.bind(path));
   s.start();
   std::vector<int> idle;
   for (std::size_t i = 0; i < ControlSocket::kMaxConnections; ++i) idle.push_back(open_client(path));
@@ -188,7 +188,7 @@ TEST_CASE("a line longer than the limit is refused, a line closed without newlin
   TempDir dir;
   const std::string path = dir.path + "/control.sock";
   ControlSocket s(echo);
-  REQUIRE(s.bind(path).empty());
+  REQUIRE(s.bind(path));
   s.start();
   int big = open_client(path);
   const std::string junk(ControlSocket::kMaxLine + 100, 'x');
