@@ -92,11 +92,10 @@ Status plan_exchange(const AgentOptions& o, const std::vector<DomainSpec>& specs
     if (!o.exchange_config.empty()) return Status::fail("--exchange-config needs --exchange");
     return Status::ok();
   }
-  exchange::ExchangeSettings settings;
-  if (Status parsed = exchange::parse_exchange_settings(o.exchange, o.exchange_config, o.exchange_topic,
-                                                        o.exchange_group, o.exchange_sample, settings);
-      !parsed)
-    return parsed;
+  auto parsed = exchange::parse_exchange_settings(o.exchange, o.exchange_config, o.exchange_topic, o.exchange_group,
+                                                  o.exchange_sample);
+  if (!parsed) return Status::fail(parsed.error);
+  exchange::ExchangeSettings settings = std::move(*parsed);
   settings.host_name = host;
   bool host_netns = !o.only_domains;
   for (const auto& spec : specs) {

@@ -29,9 +29,9 @@ struct ExchangeSettings {
   std::vector<std::string> netns_paths;  // namespaces whose addresses are this agent's ("" = own)
 };
 
-// An error names the option.
-Status parse_exchange_settings(const std::string& exchange, const std::vector<std::string>& config,
-                               const std::string& topic, const std::string& group, const std::string& sample,
-                               ExchangeSettings& out);
+// The settings (host_name and netns_paths left for the caller), or an error naming the option.
+Result<ExchangeSettings> parse_exchange_settings(const std::string& exchange, const std::vector<std::string>& config,
+                                                 const std::string& topic, const std::string& group,
+                                                 const std::string& sample);
 
 }  // namespace skewscope::exchange

@@ -63,13 +63,12 @@ int main(int argc, char** argv) {
   std::mutex lock;
   core.clock_mapping().sample_now();
   core.enable_exchange(exchange::CoreExchangeConfig{1});
-  exchange::ExchangeSettings settings;
-  if (Status parsed =
-          exchange::parse_exchange_settings("kafka:" + bootstrap, properties, topic, group, "1/1", settings);
-      !parsed) {
+  auto parsed = exchange::parse_exchange_settings("kafka:" + bootstrap, properties, topic, group, "1/1");
+  if (!parsed) {
     std::cerr << parsed.error << "\n";
     return 2;
   }
+  exchange::ExchangeSettings settings = std::move(*parsed);
   settings.host_name = role;
   // No namespace: this agent owns no address, every half leaves.
   auto created = exchange::KafkaExchange::create(settings, core, lock);
