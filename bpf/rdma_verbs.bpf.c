@@ -136,8 +136,11 @@ static __always_inline bool armed(__u64 address)
 	return bpf_map_lookup_elem(&armed_functions, &key) != 0;
 }
 
+#include "lib/rdma_cq_ex.bpf.h"
+
 /* The provider's data-path functions, read from the context's legacy ops table (libibverbs
- * copies the provider's post_send/post_recv/poll_cq there when the context is created). */
+ * copies the provider's post_send/post_recv/poll_cq there when the context is created), and
+ * its create_cq_ex / query_rt_values from the verbs_context extension below it. */
 static __always_inline void report_functions(__u8 kind, __u64 context, __u32 qpn)
 {
 	if (!context)
@@ -148,6 +151,9 @@ static __always_inline void report_functions(__u8 kind, __u64 context, __u32 qpn
 	e->fn[0] = context_op(context, CTX_OPS_POST_SEND);
 	e->fn[1] = context_op(context, CTX_OPS_POST_RECV);
 	e->fn[2] = context_op(context, CTX_OPS_POLL_CQ);
+	e->fn_ex[0] = context_ext_op(context, VCTX_CREATE_CQ_EX);
+	e->fn_ex[1] = context_ext_op(context, VCTX_QUERY_RT_VALUES);
+	e->context = context;
 	e->qpn = qpn;
 	submit(e);
 }
@@ -184,8 +190,8 @@ int rdma_modify_qp(struct pt_regs *ctx)
 		return 0;
 	__u32 qpn = qp_number(qp);
 	__u64 context = qp_context(qp);
-	const bool tracked =
-		armed(context_op(context, CTX_OPS_POST_SEND)) && armed(context_op(context, CTX_OPS_POLL_CQ));
+	const bool tracked = armed(context_op(context, CTX_OPS_POST_SEND)) &&
+			     armed(context_op(context, CTX_OPS_POLL_CQ)) && recv_cq_covered(qp);
 	/* A new connection: its first message is ordinal 0 on both sides. */
 	restart_ordinals(qpn, tracked);
 	struct skewscope_rdma_event *e = reserve(SKEWSCOPE_RDMA_CONNECT, bpf_ktime_get_ns());
