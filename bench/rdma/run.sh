@@ -4,10 +4,12 @@
 # returning none. Three runs without the agent, then three with `skewscope agent --rdma` (after
 # one warm-up run, so that the provider's functions are probed and the QP is tracked).
 #   bench/rdma/run.sh [CALLS]        prints one JSON line per run and the medians
+#   CQ_EX=ts bench/rdma/run.sh ...   the same with an extended CQ asking for completion stamps,
+#                                    polled with ibv_start_poll/next_poll/end_poll + ibv_wc_read_*
 source "$(dirname "$0")/../lib.sh"
 CALLS=${1:-200000}
 PINGPONG=$BUILD/tests/tools/rdma_verbs_pingpong
-one() { taskset -c 1 "$PINGPONG" --bench "$CALLS"; }
+one() { taskset -c 1 "$PINGPONG" --bench "$CALLS" ${CQ_EX:+--cq-ex "$CQ_EX"}; }
 median() { jq -s "map(.$1) | sort | .[1]" "$2"; }
 for _ in 1 2 3; do one; done | tee "$WORK/base.ndjson"
 "$BUILD/agent/cli/skewscope" agent --listen 127.0.0.1:0 --control-socket "$WORK/ctl.sock" --rdma >"$WORK/agent.log" 2>&1 &
