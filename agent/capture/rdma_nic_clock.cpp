@@ -26,9 +26,8 @@ bool NicClock::add(const NicClockSample& sample) {
     }
   }
   samples_.push_back(sample);
-  while (samples_.size() > kMaxSamples || (samples_.size() > 2 && samples_.back().after_ns -
-                                                                          samples_.front().before_ns >
-                                                                      kWindowNs))
+  while (samples_.size() > kMaxSamples ||
+         (samples_.size() > 2 && samples_.back().after_ns - samples_.front().before_ns > kWindowNs))
     samples_.pop_front();
   return true;
 }

@@ -23,7 +23,7 @@
 namespace skewscope::rdma {
 
 struct NicClockSample {
-  std::uint64_t raw = 0;                    // the NIC's raw clock (ibv_values_ex.raw_clock)
+  std::uint64_t raw = 0;                     // the NIC's raw clock (ibv_values_ex.raw_clock)
   std::int64_t before_ns = 0, after_ns = 0;  // CLOCK_MONOTONIC at query_rt_values entry / return
 };
 
@@ -38,7 +38,7 @@ class NicClock {
  public:
   static constexpr std::size_t kMaxSamples = 64;
   static constexpr std::int64_t kWindowNs = 60'000'000'000;  // the rate is measured over at most this
-  static constexpr std::int64_t kMinBaselineNs = 1'000'000;   // ... and at least this
+  static constexpr std::int64_t kMinBaselineNs = 1'000'000;  // ... and at least this
   static constexpr std::size_t kAnchorCandidates = 4;  // rate and offset from the narrowest of the oldest / newest few
 
   // False when the sample is rejected: an inverted bracket or one overlapping the previous (not

@@ -100,7 +100,9 @@ static __always_inline void settle(struct ex_poll *p)
 		return;
 	p->current = 0;
 	if (p->status) {
-		count(p->status == WC_FLUSH_ERR ? SKEWSCOPE_RDMA_CNT_FLUSHED : SKEWSCOPE_RDMA_CNT_ERROR_COMPLETIONS, 1);
+		count(p->status == WC_FLUSH_ERR ? SKEWSCOPE_RDMA_CNT_FLUSHED
+						: SKEWSCOPE_RDMA_CNT_ERROR_COMPLETIONS,
+		      1);
 		return;
 	}
 	if (!(p->have & HAVE_OPCODE)) {
@@ -268,16 +270,16 @@ int rdma_end_poll(struct pt_regs *ctx)
 }
 
 /* The read functions: their results belong to the thread's current completion. */
-#define READ_PROBE(name, field, bit)                      \
-	SEC("uretprobe")                                  \
-	int name(struct pt_regs *ctx)                     \
-	{                                                 \
-		struct ex_poll *p = thread_poll(false);   \
-		if (p && p->current) {                    \
-			p->field = RET(ctx);              \
-			p->have |= bit;                   \
-		}                                         \
-		return 0;                                 \
+#define READ_PROBE(name, field, bit)                    \
+	SEC("uretprobe")                                \
+	int name(struct pt_regs *ctx)                   \
+	{                                               \
+		struct ex_poll *p = thread_poll(false); \
+		if (p && p->current) {                  \
+			p->field = RET(ctx);            \
+			p->have |= bit;                 \
+		}                                       \
+		return 0;                               \
 	}
 READ_PROBE(rdma_read_opcode_ret, opcode, HAVE_OPCODE)
 READ_PROBE(rdma_read_byte_len_ret, byte_len, HAVE_BYTE_LEN)

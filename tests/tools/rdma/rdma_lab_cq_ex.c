@@ -17,7 +17,7 @@
 
 #include "rdma_lab_internal.h"
 
-enum { LAB_NIC_HZ = 156250000 }; /* 156.25 MHz, a common NIC core clock */
+enum { LAB_NIC_HZ = 156250000 };			  /* 156.25 MHz, a common NIC core clock */
 static const uint64_t LAB_NIC_ORIGIN = 0x5a5a00000000ULL; /* cycles at CLOCK_MONOTONIC_RAW 0 */
 
 static int64_t wallclock_offset_ns(void)

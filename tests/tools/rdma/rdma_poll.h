@@ -8,9 +8,9 @@
 
 struct poll_cq_ex {
 	struct ibv_cq_ex *cq;
-	int raw_ts, wallclock_ts;		/* which stamps were asked for */
+	int raw_ts, wallclock_ts; /* which stamps were asked for */
 	long stamps_read, clock_samples;
-	uint64_t last_stamp;			/* the last stamp read (so it is used, as an app would) */
+	uint64_t last_stamp; /* the last stamp read (so it is used, as an app would) */
 };
 
 /* mode: "ts" (IBV_WC_EX_WITH_COMPLETION_TIMESTAMP), "wallclock" (..._WALLCLOCK) or "plain"
