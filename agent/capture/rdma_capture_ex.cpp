@@ -2,11 +2,15 @@
 // and query_rt_values (learnt at ibv_open_device), on each extended CQ's poll and read
 // functions (learnt at create_cq_ex), clock samples, and the stamp of each half.
 #include <bpf/libbpf.h>
+#include <fcntl.h>
+#include <sys/stat.h>
 #include <time.h>
+#include <unistd.h>
 
 #include <cstring>
 #include <fstream>
 #include <limits>
+#include <map>
 #include <sstream>
 
 #include "capture/rdma_capture.hpp"
@@ -75,6 +79,9 @@ void RdmaCapture::attach_extended(const skewscope_rdma_event& e) {
     return;
   }
   const auto maps = maps_of(e.pid);
+  // Each file opened once and every probe placed through that descriptor (as attach_provider
+  // does): a process exiting meanwhile cannot leave a function half probed.
+  std::map<std::string, int> fds;
   for (const auto& probes : functions) {
     if (probes.front().address == 0) continue;  // the provider offers no such function
     auto where = rdma::locate(maps, probes.front().address);
@@ -83,13 +90,22 @@ void RdmaCapture::attach_extended(const skewscope_rdma_event& e) {
       continue;
     }
     const std::string path = "/proc/" + std::to_string(e.pid) + "/root" + where->mapping->path;
+    auto [fd, first] = fds.try_emplace(path, -1);
+    if (first) fd->second = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+    struct stat st {};
+    std::string by_fd;
+    if (fd->second >= 0 && fstat(fd->second, &st) == 0 && st.st_dev == where->mapping->dev &&
+        st.st_ino == where->mapping->inode)
+      by_fd = "/proc/self/fd/" + std::to_string(fd->second);
     bool all = true;
     for (const auto& probe : probes)
       all = attach(where->mapping->dev, where->mapping->inode, where->file_offset, probe.prog, probe.retprobe, path,
-                   false) &&
+                   false, by_fd) &&
             all;
     if (all) arm(where->mapping->inode, where->file_offset, true);
   }
+  for (const auto& [path, fd] : fds)
+    if (fd >= 0) close(fd);
 }
 
 bool RdmaCapture::extended_program(const bpf_program* prog) const {

@@ -195,7 +195,7 @@ int rdma_create_cq_ex_ret(struct pt_regs *ctx)
 	struct cq_key key = {.tgid = e->pid, .cq = cq};
 	struct extended_cq value = {.stamps_offered = e->fn_ex[3] || e->fn_ex[4]};
 	bpf_map_update_elem(&extended_cqs, &key, &value, BPF_ANY);
-	submit(e);
+	submit_now(e); /* a control record: the agent reads the process's maps for these */
 	return 0;
 }
 
