@@ -148,6 +148,7 @@ static __always_inline bool armed(__u64 address)
 }
 
 #include "lib/rdma_cq_ex.bpf.h"
+#include "lib/rdma_clock_sample.bpf.h"
 
 /* The provider's data-path functions, read from the context's legacy ops table (libibverbs
  * copies the provider's post_send/post_recv/poll_cq there when the context is created), and

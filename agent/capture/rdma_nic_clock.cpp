@@ -6,10 +6,14 @@
 namespace skewscope::rdma {
 namespace {
 
-long double midpoint(const NicClockSample& s) {
-  return (static_cast<long double>(s.before_ns) + static_cast<long double>(s.after_ns)) / 2;
-}
-long double half_width(const NicClockSample& s) { return static_cast<long double>(s.after_ns - s.before_ns) / 2; }
+// A sample's host time is its bracket's end: the raw clock was read no later than that, so a
+// stamp mapped through it is never placed before the completion happened (with one clock, the
+// offset cannot turn a span negative); it may be placed up to the bracket's width late. The
+// midpoint would halve the worst case but not the typical one: the uprobe's entry path (after
+// its program reads the time) is slower than its return path (before it does), so the read sits
+// late in the bracket, and a midpoint puts stamps early: negative spans, seen in the lab.
+long double host_time(const NicClockSample& s) { return static_cast<long double>(s.after_ns); }
+long double width(const NicClockSample& s) { return static_cast<long double>(s.after_ns - s.before_ns); }
 
 }  // namespace
 
@@ -45,24 +49,24 @@ Result<NicMapping, NicMapError> NicClock::to_monotonic(std::uint64_t raw) const 
     for (std::size_t j = samples_.size() - k; j < samples_.size(); ++j) {
       if (j <= i) continue;
       const NicClockSample &a = samples_[i], &b = samples_[j];
-      const long double quality = (midpoint(b) - midpoint(a)) / (half_width(a) + half_width(b) + 1);
+      const long double quality = (host_time(b) - host_time(a)) / (width(a) + width(b) + 1);
       if (quality > best) best = quality, from = &a, to = &b;
     }
-  const long double baseline = midpoint(*to) - midpoint(*from);
+  const long double baseline = host_time(*to) - host_time(*from);
   if (baseline < kMinBaselineNs) return R::fail(NicMapError::short_baseline);
   const long double rate = static_cast<long double>(to->raw - from->raw) / baseline;  // cycles per host ns
-  const long double rate_error = (half_width(*from) + half_width(*to)) / baseline;    // relative
+  const long double rate_error = (width(*from) + width(*to)) / baseline;              // relative
   // The offset from the narrowest recent bracket.
   const NicClockSample* anchor = &samples_.back();
   for (std::size_t i = 0; i < k; ++i) {
     const NicClockSample& s = samples_[samples_.size() - 1 - i];
-    if (half_width(s) < half_width(*anchor)) anchor = &s;
+    if (width(s) < width(*anchor)) anchor = &s;
   }
   const long double cycles = static_cast<long double>(raw) - static_cast<long double>(anchor->raw);
   const long double distance_ns = cycles / rate;
   NicMapping m;
-  m.monotonic_ns = std::llround(midpoint(*anchor) + distance_ns);
-  m.error_bound_ns = std::llround(std::ceil(half_width(*anchor) + std::fabs(distance_ns) * rate_error));
+  m.monotonic_ns = std::llround(host_time(*anchor) + distance_ns);
+  m.error_bound_ns = std::llround(std::ceil(width(*anchor) + std::fabs(distance_ns) * rate_error));
   return R::ok(m);
 }
 

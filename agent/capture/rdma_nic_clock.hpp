@@ -4,8 +4,9 @@
 // relation of that clock to the host's an application exposes is ibv_query_rt_values_ex: the
 // NIC's raw clock now. The capture probes the provider's query_rt_values at entry and return, so
 // each call is a sample (raw, [before, after] in CLOCK_MONOTONIC): the read happened somewhere in
-// that bracket. Two samples give the rate (cycles per host ns) and one the offset; a stamp is
-// mapped from the narrowest recent sample, with an error bound from the brackets. Nothing is
+// that bracket. Two samples give the rate (cycles per host ns) and one the offset, each taken
+// at its bracket's end (rdma_nic_clock.cpp says why); a stamp is mapped from the narrowest
+// recent sample, with an error bound from the brackets. Nothing is
 // assumed about the frequency: it is measured, so a NIC that drifts against the host is followed.
 // read_completion_wallclock_ns is nanoseconds of the NIC's real-time clock (mlx5: its PHC in
 // real-time mode), taken to be in CLOCK_REALTIME's time scale and mapped with the host's own
@@ -29,7 +30,8 @@ struct NicClockSample {
 
 struct NicMapping {
   std::int64_t monotonic_ns = 0;
-  std::int64_t error_bound_ns = 0;  // from the samples' brackets; grows with the distance mapped
+  std::int64_t error_bound_ns = 0;  // from the samples' brackets (up to the anchor's width late), plus
+                                    // the rate's uncertainty over the distance mapped
 };
 
 enum class NicMapError { no_samples, one_sample, short_baseline };

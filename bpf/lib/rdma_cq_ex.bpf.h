@@ -56,17 +56,6 @@ struct {
 	__type(value, struct extended_cq);
 } extended_cqs SEC(".maps");
 
-/* query_rt_values entry -> return, per thread. */
-struct rt_call {
-	__u64 context, values, start_ns;
-};
-struct {
-	__uint(type, 9 /* BPF_MAP_TYPE_LRU_HASH */);
-	__uint(max_entries, 4096);
-	__type(key, __u64);
-	__type(value, struct rt_call);
-} rt_calls SEC(".maps");
-
 static __always_inline struct extended_cq *find_extended_cq(__u64 cq)
 {
 	struct cq_key key = {.tgid = bpf_get_current_pid_tgid() >> 32, .cq = cq};
@@ -286,39 +275,3 @@ READ_PROBE(rdma_read_byte_len_ret, byte_len, HAVE_BYTE_LEN)
 READ_PROBE(rdma_read_qp_num_ret, qp_num, HAVE_QP_NUM)
 READ_PROBE(rdma_read_completion_ts_ret, ts_raw, HAVE_TS_RAW)
 READ_PROBE(rdma_read_wallclock_ret, ts_wallclock, HAVE_TS_WALLCLOCK)
-
-/* int query_rt_values(struct ibv_context *, struct ibv_values_ex *): a sample of the NIC clock,
- * bracketed by the probe's CLOCK_MONOTONIC at entry and return. */
-SEC("uprobe")
-int rdma_query_rt_values(struct pt_regs *ctx)
-{
-	__u64 id = bpf_get_current_pid_tgid();
-	struct rt_call call = {.context = ARG1(ctx), .values = ARG2(ctx), .start_ns = bpf_ktime_get_ns()};
-	bpf_map_update_elem(&rt_calls, &id, &call, BPF_ANY);
-	return 0;
-}
-
-SEC("uretprobe")
-int rdma_query_rt_values_ret(struct pt_regs *ctx)
-{
-	__u64 now = bpf_ktime_get_ns();
-	__u64 id = bpf_get_current_pid_tgid();
-	struct rt_call *call = bpf_map_lookup_elem(&rt_calls, &id);
-	if (!call)
-		return 0;
-	struct rt_call c = *call;
-	bpf_map_delete_elem(&rt_calls, &id);
-	if ((int)RET(ctx) != 0 || !(read_user_u32(c.values + VALUES_COMP_MASK) & VALUES_MASK_RAW_CLOCK))
-		return 0;
-	struct skewscope_rdma_event *e = reserve(SKEWSCOPE_RDMA_CLOCK_SAMPLE, now);
-	if (!e)
-		return 0;
-	/* timespec raw_clock: mlx5 puts the cycle count in tv_nsec with tv_sec 0; sec * 1e9 + nsec
-	 * is that count, and a provider that fills both gets its value back. */
-	e->nic_ts = read_user_u64(c.values + VALUES_RAW_CLOCK) * 1000000000ULL +
-		    read_user_u64(c.values + VALUES_RAW_CLOCK + 8);
-	e->sample_start_ns = c.start_ns;
-	e->context = c.context;
-	submit(e);
-	return 0;
-}

@@ -9,9 +9,9 @@
  * --cq-ex ts|wallclock|plain: the CQ is an extended one (ibv_create_cq_ex) asking for completion
  * timestamps (raw NIC clock or wall clock; plain: none), polled with ibv_start_poll/next_poll and
  * read with ibv_wc_read_*, as an application wanting the NIC's stamps does (rdma_poll.c).
- * --rt-sample-ms M: with --cq-ex, read the NIC clock (ibv_query_rt_values_ex) twice 20 ms apart
- * before the first message, then every M ms, as an application relating NIC stamps to its own
- * clock would; 0 (default): never.
+ * --rt-sample-ms M: with --cq-ex, read the NIC clock (ibv_query_rt_values_ex) twice 200 ms apart
+ * before the first message (a baseline to measure its rate over), then every M ms, as an
+ * application relating NIC stamps to its own clock would; 0 (default): never.
  *
  * The client sends N messages (every --imm-every'th as RDMA_WRITE_WITH_IMM, the rest SEND), each
  * answered by a SEND from the server, plus --writes RDMA WRITEs (no receive completion). At the
@@ -402,9 +402,9 @@ int main(int argc, char **argv)
 	for (long s = 0; s < o.window; s++)
 		post_recv_slot(&v, (uint64_t)s);
 	char x = 0, y;
-	if (o.cq_ex && o.rt_sample_ms > 0) { /* calibrate: two NIC clock readings 20 ms apart */
+	if (o.cq_ex && o.rt_sample_ms > 0) { /* calibrate: two NIC clock readings 200 ms apart */
 		poll_sample_clock(&v.ex, v.ctx);
-		usleep(20000);
+		usleep(200000);
 		poll_sample_clock(&v.ex, v.ctx);
 	}
 	oob_exchange(fd, &x, &y, 1); /* both have receives posted before the first send */
