@@ -7,7 +7,10 @@
  * functions, which the agent then probes by file offset. A send half is stamped at post_send
  * entry, a receive half at poll_cq return, so with one clock a span can never be negative.
  * Pairing facts: the k-th message-carrying WR posted on a QP is the k-th successful receive
- * completion on its peer QP (RC delivers in order), hence per (process, QPN, direction) ordinals. */
+ * completion on its peer QP (RC delivers in order), hence per (process, QPN, direction) ordinals.
+ * Extended CQs (ibv_create_cq_ex: one completion at a time, fields read through provider
+ * functions) and samples of the NIC clock are in lib/rdma_cq_ex.bpf.h and
+ * lib/rdma_clock_sample.bpf.h. */
 #include "lib/kernel_types.bpf.h"
 #include <bpf/bpf_helpers.h>
 #include <bpf/bpf_core_read.h>
