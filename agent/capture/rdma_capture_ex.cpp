@@ -122,6 +122,9 @@ void RdmaCapture::sample_clock(const skewscope_rdma_event& e) {
   const ClockKey key{e.pid, e.context};
   auto it = clocks_.find(key);
   if (it == clocks_.end()) {
+    // A new clock: forget those of processes that have exited (clocks are few, new ones rare).
+    for (auto c = clocks_.begin(); c != clocks_.end();)
+      c = access(("/proc/" + std::to_string(c->first.first)).c_str(), F_OK) == 0 ? std::next(c) : clocks_.erase(c);
     if (clocks_.size() >= kMaxClocks) {
       // Forget the clock sampled longest ago (a process that exited, most likely).
       auto oldest = clocks_.begin();

@@ -19,7 +19,7 @@ struct RdmaStampCounters {
   std::uint64_t not_read = 0;        // fell back: the CQ offers a stamp the application did not read
   std::uint64_t clock_samples = 0;   // query_rt_values samples kept
   std::uint64_t clock_samples_rejected = 0;
-  std::uint64_t clocks = 0;          // NIC clocks (process, context) with samples now
+  std::uint64_t clocks = 0;          // NIC clocks (process, context) with samples now, of live processes
   std::uint64_t clocks_evicted = 0;  // ... forgotten at the bound (their halves fall back: no_clock)
 };
 
