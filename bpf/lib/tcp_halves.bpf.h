@@ -53,9 +53,11 @@ enum tuple_read {
 	TUPLE_TYPED,	   /* sk is already a BTF pointer (a tp_btf argument): plain loads */
 };
 
-/* Reserves, fills and submits one half; a full ring is counted against the socket's origin. */
-static __always_inline void emit_half(enum tuple_read how, struct sock *sk, __u64 ts_ns, __u32 seq,
-				      __u64 bytes, __u8 kind, __u8 syscall)
+/* Reserves, fills and submits one half; a full ring is counted against the socket's origin.
+ * pid_tgid: the caller's bpf_get_current_pid_tgid(), which it has usually read already (to skip
+ * the agent's own calls): one helper call per half instead of two. */
+static __always_inline void emit_half(enum tuple_read how, struct sock *sk, __u64 pid_tgid, __u64 ts_ns,
+				      __u32 seq, __u64 bytes, __u8 kind, __u8 syscall)
 {
 	struct skewscope_half_event *e = bpf_ringbuf_reserve(&halves, sizeof(*e), 0);
 	if (!e) {
@@ -72,9 +74,8 @@ static __always_inline void emit_half(enum tuple_read how, struct sock *sk, __u6
 		read_tuple(sk, e);
 	e->seq = seq;
 	e->bytes = bytes > 0xffffffffULL ? 0xffffffffU : (__u32)bytes;
-	__u64 id = bpf_get_current_pid_tgid();
-	e->pid = id >> 32;
-	e->tid = (__u32)id;
+	e->pid = pid_tgid >> 32;
+	e->tid = (__u32)pid_tgid;
 	e->kind = kind;
 	e->syscall = syscall;
 	__builtin_memset(e->pad, 0, sizeof(e->pad));
