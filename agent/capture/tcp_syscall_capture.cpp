@@ -13,6 +13,7 @@
 #include <mutex>
 #include <system_error>
 #include <thread>
+#include <utility>
 
 #include "tcp_syscalls.skel.h"
 
@@ -78,6 +79,14 @@ std::unique_ptr<TcpSyscallCapture> TcpSyscallCapture::open(const std::vector<Hoo
   }
   self->variant_ = chosen_variant(choices);
   self->skel_->rodata->agent_tgid = static_cast<__u32>(getpid());
+  const int cpus = libbpf_num_possible_cpus();
+  if (cpus <= 0) {
+    error = "counting the possible CPUs (for one ring buffer each): " + std::string(std::strerror(-cpus));
+    return nullptr;
+  }
+  const std::uint32_t ring_bytes = ring_bytes_per_cpu(static_cast<unsigned>(cpus));
+  bpf_map__set_max_entries(self->skel_->maps.halves_by_cpu, static_cast<__u32>(cpus));
+  self->skel_->rodata->ring_wakeup_bytes = ring_bytes / 4;
   self->skel_->rodata->payload_max = payload.max_bytes;
   self->skel_->rodata->payload_detect = payload.detect ? 1 : 0;
 
@@ -87,6 +96,11 @@ std::unique_ptr<TcpSyscallCapture> TcpSyscallCapture::open(const std::vector<Hoo
   }
   if (std::string e = fill_payload_ports(self->skel_->maps.payload_ports, payload); !e.empty()) {
     error = e;
+    return nullptr;
+  }
+  // Before any program attaches: a half emitted on a CPU without its ring would be lost.
+  if (Status made = self->create_rings(static_cast<unsigned>(cpus), ring_bytes); !made) {
+    error = made.error;
     return nullptr;
   }
   // Exits first: an entry attached before its exit could remember a call whose exit is never
@@ -116,17 +130,41 @@ std::unique_ptr<TcpSyscallCapture> TcpSyscallCapture::open(const std::vector<Hoo
   }
   self->links_.push_back(cleanup);
   self->attached_.push_back("forget_exited_thread");
-  self->ring_ =
-      ring_buffer__new(bpf_map__fd(self->skel_->maps.halves), &TcpSyscallCapture::on_record, self.get(), nullptr);
-  if (!self->ring_) {
-    error = std::string("creating the ring buffer reader: ") + std::strerror(errno);
-    return nullptr;
-  }
   return self;
+}
+
+std::uint32_t TcpSyscallCapture::ring_bytes_per_cpu(unsigned cpus) {
+  // The 8 MiB the single ring had, shared out, but never under 1 MiB per CPU: a quarter of a ring
+  // (where the reader is woken) must hold more than a busy CPU emits between two polls (20 ms).
+  std::uint32_t bytes = kRingBytesTotal / std::max(1u, cpus);
+  std::uint32_t pow2 = kRingBytesMinPerCpu;
+  while (pow2 < bytes && pow2 < kRingBytesTotal) pow2 *= 2;  // ring buffers are a power of 2
+  return pow2;
+}
+
+Status TcpSyscallCapture::create_rings(unsigned cpus, std::uint32_t bytes) {
+  const int outer = bpf_map__fd(skel_->maps.halves_by_cpu);
+  for (unsigned cpu = 0; cpu < cpus; ++cpu) {
+    const int fd = bpf_map_create(BPF_MAP_TYPE_RINGBUF, "halves", 0, 0, bytes, nullptr);
+    if (fd < 0)
+      return Status::fail("creating the ring buffer of CPU " + std::to_string(cpu) + " (" + std::to_string(bytes) +
+                          " bytes): " + std::strerror(errno));
+    ring_fds_.push_back(fd);
+    const __u32 key = cpu;
+    if (bpf_map_update_elem(outer, &key, &fd, BPF_ANY) != 0)
+      return Status::fail("placing the ring buffer of CPU " + std::to_string(cpu) + ": " + std::strerror(errno));
+    if (!ring_)
+      ring_ = ring_buffer__new(fd, &TcpSyscallCapture::on_record, this, nullptr);
+    else if (ring_buffer__add(ring_, fd, &TcpSyscallCapture::on_record, this) != 0)
+      ring_buffer__free(std::exchange(ring_, nullptr));
+    if (!ring_) return Status::fail(std::string("creating the ring buffer reader: ") + std::strerror(errno));
+  }
+  return Status::ok();
 }
 
 TcpSyscallCapture::~TcpSyscallCapture() {
   if (ring_) ring_buffer__free(ring_);
+  for (int fd : ring_fds_) close(fd);  // the outer map holds its own references until destroyed
   // Each tracepoint detach waits in the kernel for RCU grace periods (tens of ms on a busy host).
   // Detached together they share those periods: shutdown is not one period per program long.
   std::vector<std::thread> detachers;

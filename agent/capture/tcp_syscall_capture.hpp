@@ -14,6 +14,7 @@
 #include "capture/event_source.hpp"
 #include "capture/features.hpp"
 #include "capture/payload_settings.hpp"
+#include "skewscope/result.hpp"
 
 struct tcp_syscalls;  // generated skeleton
 struct ring_buffer;
@@ -50,12 +51,19 @@ class TcpSyscallCapture final : public EventSource {
  private:
   TcpSyscallCapture() = default;
   static int on_record(void* ctx, void* data, std::size_t size);
+  // One ring buffer per CPU (see bpf/lib/tcp_halves.bpf.h): their size, and their creation,
+  // placement in halves_by_cpu and registration with the reader.
+  static constexpr std::uint32_t kRingBytesTotal = 8u << 20;
+  static constexpr std::uint32_t kRingBytesMinPerCpu = 1u << 20;
+  static std::uint32_t ring_bytes_per_cpu(unsigned cpus);
+  Status create_rings(unsigned cpus, std::uint32_t bytes);
   // Sums of the kernel side's per-CPU counters, by slot (enum skewscope_bpf_counter).
   std::array<std::uint64_t, SKEWSCOPE_CNT__COUNT> read_counter_slots() const;
   void read_origins() const;  // fills origins_ from the lost_by_origin map
 
   tcp_syscalls* skel_ = nullptr;
-  ring_buffer* ring_ = nullptr;
+  ring_buffer* ring_ = nullptr;  // reads every CPU's ring
+  std::vector<int> ring_fds_;
   std::vector<skewscope_half_event>* sink_ = nullptr;
   std::vector<bpf_link*> links_;  // attached by us (only chosen programs), destroyed before the skeleton
   std::vector<std::string> attached_;

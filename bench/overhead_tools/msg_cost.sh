@@ -3,7 +3,7 @@
 # alternating rounds under the same conditions, so that a shared machine's load falls on every
 # configuration alike and the ratios hold even when the nanoseconds do not.
 #
-#   bench/overhead_tools/msg_cost.sh [--rounds N] [--duration SECONDS] [--build DIR] CONFIG...
+#   bench/overhead_tools/msg_cost.sh [--rounds N] [--duration SECONDS] [--build DIR] [--pin] CONFIG...
 #     CONFIG = LABEL=SKEWSCOPE_BINARY[:VARIANT]   e.g. before=/tmp/skewscope-main after=build/agent/cli/skewscope
 #
 # Each round runs, for every CONFIG in an order rotated round by round: a fresh agent watching two
@@ -12,14 +12,18 @@
 # and the agent's own CPU (every thread's /proc/PID/task/TID/schedstat) over the stream.
 # Prints per-program ns per run, BPF ns per message, agent ns per message and their sum, as the
 # median over rounds, and each configuration's ratio to the first. lab_traffic comes from --build.
+# --pin: the stream's source on CPU 0, its sink on CPU 1, so that the two halves of a message are
+# emitted on different CPUs at the same time (as on a quiet machine) even when other load would
+# otherwise time-slice both on one CPU.
 source "$(dirname "$0")/../lib.sh"
 
-rounds=5 duration=3 configs=()
+rounds=5 duration=3 configs=() pin_sink=() pin_source=()
 while [ $# -gt 0 ]; do
   case "$1" in
     --rounds) rounds=$2; shift 2 ;;
     --duration) duration=$2; shift 2 ;;
     --build) BUILD=$2; shift 2 ;;
+    --pin) pin_source=(taskset -c 0) pin_sink=(taskset -c 1); shift ;;
     -h|--help) sed -n '2,14p' "$0" >&2; exit 2 ;;
     *=*) configs+=("$1"); shift ;;
     *) die "unknown argument $1 (see --help)" ;;
@@ -47,11 +51,11 @@ one_run() {  # one_run LABEL BINARY VARIANT ROUND
   SKEWSCOPE=$bin SKEWSCOPE_FORCE_VARIANT=$variant \
     start_agent --domain a=netns:"$(netns_path 1)" --domain b=netns:"$(netns_path 2)" --only-domains
   port=$((port + 1))
-  in_host 2 "$BT" stream-sink --listen $B:$port --size 64 --duration $((duration + 20)) >"$WORK/sink" &
+  in_host 2 "${pin_sink[@]}" "$BT" stream-sink --listen $B:$port --size 64 --duration $((duration + 20)) >"$WORK/sink" &
   sink=$!
   agent_bpf_runtime_by_prog | sort >"$WORK/p0"
   cpu0=$(agent_cpu_ns)
-  in_host 1 "$BT" stream-source --connect $B:$port --size 64 --count 50000000 --duration "$duration" >/dev/null
+  in_host 1 "${pin_source[@]}" "$BT" stream-source --connect $B:$port --size 64 --count 50000000 --duration "$duration" >/dev/null
   wait $sink
   sleep 0.3  # the agent drains the ring buffer (it polls every 20 ms)
   cpu1=$(agent_cpu_ns)
@@ -80,7 +84,7 @@ load_end=$(cut -d' ' -f1-3 /proc/loadavg)
 
 echo "### msg_cost: CPU per traced 64 B message ($(date -u +%Y-%m-%dT%H:%MZ))"
 echo
-echo "$rounds rounds of ${duration} s, configurations alternated; load average at the end $load_end; $(machine)."
+echo "$rounds rounds of ${duration} s${pin_sink[*]:+, source on CPU 0 and sink on CPU 1}, configurations alternated; load average at the end $load_end; $(machine)."
 echo "Medians over rounds; ratio = median of the per-round ratios to \`${configs[0]%%=*}\`."
 echo
 echo "| config | messages/s | BPF ns per msg | agent ns per msg | total ns per msg | total ratio | BPF ns per run, by program |"
