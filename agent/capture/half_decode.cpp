@@ -5,7 +5,7 @@
 
 namespace skewscope {
 
-static_assert(sizeof(skewscope_half_event) == 96);
+static_assert(sizeof(skewscope_half_event) == 80);
 static_assert(offsetof(skewscope_half_event, ts_ns) == 0);
 static_assert(offsetof(skewscope_half_event, cgroup_id) == 8);
 static_assert(offsetof(skewscope_half_event, local_addr) == 16);
@@ -19,7 +19,7 @@ static_assert(offsetof(skewscope_half_event, pid) == 64);
 static_assert(offsetof(skewscope_half_event, tid) == 68);
 static_assert(offsetof(skewscope_half_event, kind) == 72);
 static_assert(offsetof(skewscope_half_event, syscall) == 73);
-static_assert(offsetof(skewscope_half_event, comm) == 80);
+static_assert(offsetof(skewscope_half_event, pad) == 74);
 static_assert(sizeof(Address) == sizeof(skewscope_half_event::local_addr));
 
 const char* decode_reject_name(DecodeReject r) {

@@ -90,9 +90,6 @@ static __always_inline void emit_half(enum tuple_read how, struct sock *sk, __u6
 	e->kind = kind;
 	e->syscall = syscall;
 	__builtin_memset(e->pad, 0, sizeof(e->pad));
-	/* Left empty: a helper call per half for a name that changes once per process. The agent
-	 * resolves names by pid in user space when it needs them. */
-	__builtin_memset(e->comm, 0, sizeof(e->comm));
 	__u64 queued = bpf_ringbuf_query(ring, BPF_RB_AVAIL_DATA);
 	bpf_ringbuf_submit(e, queued >= ring_wakeup_bytes ? BPF_RB_FORCE_WAKEUP : BPF_RB_NO_WAKEUP);
 	count_event(SKEWSCOPE_CNT_EMITTED);
