@@ -1,4 +1,5 @@
 #include "capture/tcp_syscall_capture.hpp"
+#include "capture/half_ring_size.hpp"
 #include "capture/percpu_counters.hpp"
 #include "capture/ring_batch.hpp"
 
@@ -84,7 +85,7 @@ std::unique_ptr<TcpSyscallCapture> TcpSyscallCapture::open(const std::vector<Hoo
     error = "counting the possible CPUs (for one ring buffer each): " + std::string(std::strerror(-cpus));
     return nullptr;
   }
-  const std::uint32_t ring_bytes = ring_bytes_per_cpu(static_cast<unsigned>(cpus));
+  const std::uint32_t ring_bytes = half_ring_bytes_per_cpu(static_cast<unsigned>(cpus));
   bpf_map__set_max_entries(self->skel_->maps.halves_by_cpu, static_cast<__u32>(cpus));
   self->skel_->rodata->ring_wakeup_bytes = ring_bytes / 4;
   self->skel_->rodata->payload_max = payload.max_bytes;
@@ -131,15 +132,6 @@ std::unique_ptr<TcpSyscallCapture> TcpSyscallCapture::open(const std::vector<Hoo
   self->links_.push_back(cleanup);
   self->attached_.push_back("forget_exited_thread");
   return self;
-}
-
-std::uint32_t TcpSyscallCapture::ring_bytes_per_cpu(unsigned cpus) {
-  // The 8 MiB the single ring had, shared out, but never under 1 MiB per CPU: a quarter of a ring
-  // (where the reader is woken) must hold more than a busy CPU emits between two polls (20 ms).
-  std::uint32_t bytes = kRingBytesTotal / std::max(1u, cpus);
-  std::uint32_t pow2 = kRingBytesMinPerCpu;
-  while (pow2 < bytes && pow2 < kRingBytesTotal) pow2 *= 2;  // ring buffers are a power of 2
-  return pow2;
 }
 
 Status TcpSyscallCapture::create_rings(unsigned cpus, std::uint32_t bytes) {

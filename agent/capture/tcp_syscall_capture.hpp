@@ -51,11 +51,11 @@ class TcpSyscallCapture final : public EventSource {
  private:
   TcpSyscallCapture() = default;
   static int on_record(void* ctx, void* data, std::size_t size);
-  // One ring buffer per CPU (see bpf/lib/tcp_halves.bpf.h): their size, and their creation,
-  // placement in halves_by_cpu and registration with the reader.
-  static constexpr std::uint32_t kRingBytesTotal = 8u << 20;
-  static constexpr std::uint32_t kRingBytesMinPerCpu = 1u << 20;
-  static std::uint32_t ring_bytes_per_cpu(unsigned cpus);
+  // One ring buffer per CPU (see bpf/lib/tcp_halves.bpf.h, capture/half_ring_size.hpp): created,
+  // placed in halves_by_cpu and registered with the reader. One reader consumes them in CPU
+  // order; under a backlog a pass that fills kMaxBatch stops there and the next starts at CPU 0
+  // again, which only matters when the CPUs together emit faster than the agent reads (then
+  // losses are counted either way).
   Status create_rings(unsigned cpus, std::uint32_t bytes);
   // Sums of the kernel side's per-CPU counters, by slot (enum skewscope_bpf_counter).
   std::array<std::uint64_t, SKEWSCOPE_CNT__COUNT> read_counter_slots() const;
