@@ -12,6 +12,7 @@
 #include "capture/clock_mapping.hpp"
 #include "capture/event_source.hpp"
 #include "capture/payload_source.hpp"
+#include "core/agent_report.hpp"
 #include "correlate/correlator.hpp"
 #include "correlate/message_pairing.hpp"
 #include "correlate/rdma_pairing.hpp"
@@ -19,7 +20,6 @@
 #include "domains/simulated_clocks.hpp"
 #include "estimate/estimator.hpp"
 #include "exchange/core_exchange.hpp"
-#include "health/agent_report.hpp"
 #include "health/health_tracker.hpp"
 
 namespace skewscope {
