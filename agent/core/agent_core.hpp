@@ -1,4 +1,4 @@
-// The agent's stages wired in DESIGN.md's order, with no threads and no I/O of its own:
+// The agent's stages wired in the order of docs/architecture.md, with no threads and no I/O of its own:
 // raw halves -> decode -> domain + clock -> correlate -> health. Production feeds it from the ring
 // buffer, tests from a synthetic source; the caller serialises access.
 #pragma once
