@@ -78,6 +78,7 @@ std::unique_ptr<TcpSyscallCapture> TcpSyscallCapture::open(const std::vector<Hoo
   self->skel_->rodata->agent_tgid = static_cast<__u32>(getpid());
   self->skel_->rodata->payload_max = payload.max_bytes;
   self->skel_->rodata->payload_detect = payload.detect ? 1 : 0;
+  self->skel_->rodata->payload_scoped = payload.scoped ? 1 : 0;
 
   if (int err = tcp_syscalls__load(self->skel_)) {
     error = "loading BPF programs of tcp_syscalls: " + std::string(std::strerror(-err)) + "\n" + take_libbpf_log();
@@ -85,6 +86,10 @@ std::unique_ptr<TcpSyscallCapture> TcpSyscallCapture::open(const std::vector<Hoo
   }
   if (std::string e = fill_payload_ports(self->skel_->maps.payload_ports, payload); !e.empty()) {
     error = e;
+    return nullptr;
+  }
+  if (Status s = fill_payload_scope(self->skel_->maps.payload_scope, payload); !s) {
+    error = s.error;
     return nullptr;
   }
   // Exits first: an entry attached before its exit could remember a call whose exit is never

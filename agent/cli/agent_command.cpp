@@ -81,6 +81,12 @@ std::string plan_payload(const AgentOptions& o, AgentPlan& plan) {
   }
   if (plan.payload.max_bytes == 0 && (!o.payload_ports.empty() || o.payload_detect != "auto"))
     return "--payload-port and --payload-detect need --payload-bytes";
+  // With --only-domains the kernel side copies only what the agent keeps (the domains' calls).
+  plan.payload.scoped = plan.domains && plan.domains->only_domains();
+  if (plan.payload.scoped) {
+    plan.payload.scope_cgroups = plan.domains->cgroup_ids();
+    plan.payload.scope_netns = plan.domains->netns_inodes();
+  }
   return {};
 }
 
