@@ -50,6 +50,13 @@ std::string fill_payload_ports(bpf_map* map, const PayloadSettings& settings) {
   return {};
 }
 
+Status parse_payload_ring_mb(std::uint32_t mib, std::uint32_t& bytes) {
+  if (mib < 1 || mib > 256 || (mib & (mib - 1)) != 0)
+    return Status::fail(std::to_string(mib) + " must be a power of two from 1 to 256");
+  bytes = mib << 20;
+  return Status::ok();
+}
+
 Status fill_payload_scope(bpf_map* map, const PayloadSettings& settings) {
   if (!settings.scoped) return Status::ok();
   if (settings.scope_cgroups.size() + settings.scope_netns.size() > SKEWSCOPE_PAYLOAD_MAX_SCOPE)

@@ -25,6 +25,7 @@ struct PayloadSettings {
   // namespace inodes: what the agent's domain registry matches) are classified and copied; the
   // agent would drop every other record. Unscoped otherwise: everything is the host's domain.
   bool scoped = false;
+  std::uint32_t ring_bytes = 8u << 20;  // the payload ring buffer (--payload-ring-mb)
   std::vector<std::uint64_t> scope_cgroups;
   std::vector<std::uint32_t> scope_netns;
 };
@@ -33,6 +34,8 @@ struct PayloadSettings {
 std::string parse_payload_port(const std::string& text, PayloadPort& out);
 // "auto" or "ports".
 std::string parse_payload_detect(const std::string& text, bool& detect);
+// --payload-ring-mb: a power of two from 1 to 256 MiB (a ring buffer is a power-of-two number of pages).
+Status parse_payload_ring_mb(std::uint32_t mib, std::uint32_t& bytes);
 // Writes the operator-named ports into the loaded object's payload_ports map.
 std::string fill_payload_ports(bpf_map* map, const PayloadSettings& settings);
 // Writes the scope (scoped settings) into the loaded object's payload_scope map.

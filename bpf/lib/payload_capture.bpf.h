@@ -96,10 +96,11 @@ struct {
 	__type(value, struct payload_scratch);
 } payload_scratch SEC(".maps");
 
-#define PAYLOAD_RINGBUF_BYTES (8 * 1024 * 1024)
+/* Sized by the agent before load (--payload-ring-mb; one page without payload capture). */
+const volatile __u32 payload_ring_bytes = 8 * 1024 * 1024;
 struct {
 	__uint(type, BPF_MAP_TYPE_RINGBUF);
-	__uint(max_entries, PAYLOAD_RINGBUF_BYTES);
+	__uint(max_entries, 8 * 1024 * 1024);
 } payloads SEC(".maps");
 
 struct {
@@ -328,7 +329,7 @@ static __always_inline void payload_on_exit(__u64 id, struct sock *sk, __u8 kind
 	/* Silent until an eighth is queued: the reader then wakes at once instead of at its next
 	 * timed pass, which leaves it 7/8 of the ring of slack for a late pass. */
 	__u64 queued = bpf_ringbuf_query(&payloads, BPF_RB_AVAIL_DATA);
-	__u8 wake = queued >= PAYLOAD_RINGBUF_BYTES / 8;
+	__u8 wake = queued >= payload_ring_bytes / 8;
 	if (bpf_ringbuf_output(&payloads, s, sizeof(s->hdr) + got,
 			       wake ? BPF_RB_FORCE_WAKEUP : BPF_RB_NO_WAKEUP)) {
 		payload_count(SKEWSCOPE_PCNT_RINGBUF_FULL);

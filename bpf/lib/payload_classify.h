@@ -26,8 +26,8 @@ static inline int payload_looks_like_kafka_request(const __u8 *b, __u32 n)
 	__u32 size = payload_be32(b);
 	__u16 api_key = payload_be16(b + 4), api_version = payload_be16(b + 6);
 	__s16 client_id_len = (__s16)payload_be16(b + 12);
-	return size >= 10 && size < (100u << 20) && api_key < 100 && api_version < 32 && client_id_len >= -1 &&
-	       (__u32)(client_id_len + 10) <= size;
+	return size >= 10 && size < (100u << 20) && api_key < 100 && api_version < 32 &&
+	       client_id_len >= -1 && (__u32)(client_id_len + 10) <= size;
 }
 
 /* The first bytes a socket moved (n of them, `kind` the direction: enum skewscope_half_kind) ->
@@ -43,7 +43,8 @@ static inline __u8 payload_classify(const __u8 *b, __u32 n, __u8 kind)
 	if (n >= 10 && b[0] == 0xff && b[9] == 0x7f)
 		return SKEWSCOPE_PROTO_ZMTP;
 	if (payload_looks_like_kafka_request(b, n))
-		return kind == SKEWSCOPE_HALF_SEND ? SKEWSCOPE_PROTO_KAFKA : SKEWSCOPE_PROTO_KAFKA_BROKER_SIDE;
+		return kind == SKEWSCOPE_HALF_SEND ? SKEWSCOPE_PROTO_KAFKA
+						   : SKEWSCOPE_PROTO_KAFKA_BROKER_SIDE;
 	return SKEWSCOPE_PROTO_OTHER;
 }
 
