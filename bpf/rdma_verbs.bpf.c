@@ -104,8 +104,19 @@ static __always_inline struct skewscope_rdma_event *reserve(__u8 kind, __u64 now
 
 static __always_inline void submit(struct skewscope_rdma_event *e)
 {
-	/* No wake-up per record: the agent polls every 20 ms (as for the TCP ring). */
+	/* No wake-up per data record: the agent polls every 20 ms (as for the TCP ring). */
 	bpf_ringbuf_submit(e, BPF_RB_NO_WAKEUP);
+	count(SKEWSCOPE_RDMA_CNT_EMITTED, 1);
+}
+
+/* A control record (device opened, QP created, QP connected) wakes the agent at once: it must
+ * read the process's /proc entries (maps, its view of sysfs) while the process still runs, and
+ * a short-lived one can be gone within the 20 ms. Forced: the default wakes only a reader that
+ * has caught up, and data records waiting unread would hold this one back. Control records are
+ * rare (per QP, not per message), so the wake-ups cost nothing measurable. */
+static __always_inline void submit_now(struct skewscope_rdma_event *e)
+{
+	bpf_ringbuf_submit(e, BPF_RB_FORCE_WAKEUP);
 	count(SKEWSCOPE_RDMA_CNT_EMITTED, 1);
 }
 
@@ -149,7 +160,7 @@ static __always_inline void report_functions(__u8 kind, __u64 context, __u32 qpn
 	e->fn[1] = context_op(context, CTX_OPS_POST_RECV);
 	e->fn[2] = context_op(context, CTX_OPS_POLL_CQ);
 	e->qpn = qpn;
-	submit(e);
+	submit_now(e);
 }
 
 SEC("uretprobe")
@@ -195,7 +206,7 @@ int rdma_modify_qp(struct pt_regs *ctx)
 	e->opcode = tracked;
 	read_rtr_attr(attr, context, &e->peer_qpn, e->gid, &e->sgid_index, &e->port_num, e->device,
 		      sizeof(e->device));
-	submit(e);
+	submit_now(e);
 	return 0;
 }
 

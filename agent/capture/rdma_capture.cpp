@@ -4,6 +4,7 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 #include <dirent.h>
+#include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -12,6 +13,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
+#include <map>
 #include <optional>
 #include <set>
 #include <sstream>
@@ -37,6 +39,26 @@ std::vector<rdma::Mapping> process_maps(std::uint32_t pid) {
 std::string through_root(std::uint32_t pid, const std::string& path) {
   return "/proc/" + std::to_string(pid) + "/root" + path;
 }
+
+// Files opened for one placement of probes, closed when it is done.
+class OpenedFiles {
+ public:
+  OpenedFiles() = default;
+  OpenedFiles(const OpenedFiles&) = delete;
+  OpenedFiles& operator=(const OpenedFiles&) = delete;
+  ~OpenedFiles() {
+    for (auto& [path, fd] : fds_)
+      if (fd >= 0) close(fd);
+  }
+  int get(const std::string& path) {
+    auto [it, first] = fds_.try_emplace(path, -1);
+    if (first) it->second = open(path.c_str(), O_RDONLY | O_CLOEXEC);
+    return it->second;
+  }
+
+ private:
+  std::map<std::string, int> fds_;
+};
 
 std::string hexs(std::uint64_t v) {
   std::ostringstream s;
@@ -90,6 +112,10 @@ int RdmaCapture::on_record(void* ctx, void* data, std::size_t size) {
   }
   skewscope_rdma_event e;
   std::memcpy(&e, data, sizeof e);
+  // A process's view of sysfs, kept from its first record on: it may exit before its connect
+  // record is read (a new device context re-opens it: the pid may have been reused).
+  if (e.kind == SKEWSCOPE_RDMA_CONTEXT || (e.kind == SKEWSCOPE_RDMA_QP_CREATED && !self->gid_dirs_.holds(e.pid)))
+    self->gid_dirs_.hold(e.pid);
   if (e.kind == SKEWSCOPE_RDMA_CONNECT) self->resolve_local_gid(e);
   self->sink_->push_back(e);
   // Stop this pass once the batch is full; the rest stays in the ring for the next poll.
@@ -99,7 +125,7 @@ int RdmaCapture::on_record(void* ctx, void* data, std::size_t size) {
 void RdmaCapture::resolve_local_gid(skewscope_rdma_event& e) {
   // Now, while the process that just moved its QP to RTR still runs: it is its view of sysfs.
   const std::string_view device(e.device, strnlen(e.device, sizeof e.device));
-  if (auto gid = read_local_gid(e.pid, device, e.port_num, e.sgid_index)) {
+  if (auto gid = gid_dirs_.read(e.pid, device, e.port_num, e.sgid_index)) {
     std::memcpy(e.local_gid, gid->data(), sizeof e.local_gid);
     e.local_gid_known = 1;
     ++stats_.local_gids;
@@ -109,12 +135,12 @@ void RdmaCapture::resolve_local_gid(skewscope_rdma_event& e) {
 }
 
 bool RdmaCapture::attach(std::uint64_t dev, std::uint64_t inode, std::uint64_t offset, bpf_program* prog, bool retprobe,
-                         const std::string& path, bool library) {
+                         const std::string& path, bool library, const std::string& opened) {
   ProbeKey key{dev, inode, offset, prog};
   if (probes_.contains(key)) return true;
   LIBBPF_OPTS(bpf_uprobe_opts, opts, .retprobe = retprobe);
   // pid -1: the probe is on the file (inode), so every process mapping it, now or later, hits it.
-  bpf_link* link = bpf_program__attach_uprobe_opts(prog, -1, path.c_str(), offset, &opts);
+  bpf_link* link = bpf_program__attach_uprobe_opts(prog, -1, (opened.empty() ? path : opened).c_str(), offset, &opts);
   if (!link) {
     ++stats_.attach_failures;
     log_("rdma: cannot attach " + std::string(bpf_program__name(prog)) + " at " + path + "+" + hexs(offset) + ": " +
@@ -172,6 +198,10 @@ void RdmaCapture::attach_library(const std::string& file, std::uint64_t dev, std
 void RdmaCapture::attach_provider(const skewscope_rdma_event& e) {
   if (e.fn[0] == 0 && e.fn[2] == 0) return;
   const auto maps = process_maps(e.pid);
+  // Each provider file is opened once, up front: the probes are then placed through that
+  // descriptor, so a process that exits while they are being placed (each placement takes a
+  // while) cannot leave a function half probed.
+  OpenedFiles opened;
   auto place = [&](std::uint64_t address, bpf_program* prog,
                    bool retprobe) -> std::optional<std::pair<std::uint64_t, std::uint64_t>> {
     auto where = rdma::locate(maps, address);
@@ -179,8 +209,14 @@ void RdmaCapture::attach_provider(const skewscope_rdma_event& e) {
       ++stats_.unresolved_functions;
       return std::nullopt;
     }
-    return attach(where->mapping->dev, where->mapping->inode, where->file_offset, prog, retprobe,
-                  through_root(e.pid, where->mapping->path), false)
+    const std::string path = through_root(e.pid, where->mapping->path);
+    const int fd = opened.get(path);
+    struct stat st {};
+    std::string by_fd;
+    // Only the very file the process maps, checked by (device, inode) on the open descriptor.
+    if (fd >= 0 && fstat(fd, &st) == 0 && st.st_dev == where->mapping->dev && st.st_ino == where->mapping->inode)
+      by_fd = "/proc/self/fd/" + std::to_string(fd);
+    return attach(where->mapping->dev, where->mapping->inode, where->file_offset, prog, retprobe, path, false, by_fd)
                ? std::optional<std::pair<std::uint64_t, std::uint64_t>>({where->mapping->inode, where->file_offset})
                : std::nullopt;
   };
@@ -193,12 +229,14 @@ void RdmaCapture::attach_provider(const skewscope_rdma_event& e) {
 
 void RdmaCapture::scan_processes() {
   std::set<std::pair<std::uint64_t, std::uint64_t>> mapped;  // every (dev, inode) a process maps
+  std::set<std::uint32_t> alive;
   const auto own = static_cast<std::uint32_t>(getpid());
   if (DIR* proc = opendir("/proc")) {
     while (dirent* d = readdir(proc)) {
       char* end = nullptr;
       unsigned long pid = std::strtoul(d->d_name, &end, 10);
       if (*end != '\0' || pid == 0 || pid == own) continue;
+      alive.insert(static_cast<std::uint32_t>(pid));
       for (const auto& m : process_maps(static_cast<std::uint32_t>(pid))) {
         mapped.emplace(m.dev, m.inode);
         if (rdma::is_libibverbs(m.path) && m.executable)
@@ -206,6 +244,7 @@ void RdmaCapture::scan_processes() {
       }
     }
     closedir(proc);
+    gid_dirs_.forget_gone(alive);
   }
   for (auto it = probes_.begin(); it != probes_.end();) {
     if (it->second.visible || mapped.contains({it->second.dev, it->second.inode})) {
@@ -223,9 +262,10 @@ void RdmaCapture::scan_processes() {
 bool RdmaCapture::poll(std::vector<skewscope_rdma_event>& out, std::chrono::milliseconds timeout) {
   const std::size_t first = out.size();
   sink_ = &out;
-  // Records are submitted without a wake-up: wait, then consume what is there.
-  if (timeout.count() > 0) usleep(static_cast<useconds_t>(timeout.count()) * 1000);
-  int n = ring_buffer__consume(ring_);
+  // Data records are submitted without a wake-up, control records with one: wait until one of
+  // those comes or the timeout ends, then consume whatever is there.
+  int n = timeout.count() > 0 ? ring_buffer__poll(ring_, static_cast<int>(timeout.count())) : 0;
+  if (n >= 0 || n == -EINTR) n = ring_buffer__consume(ring_);
   sink_ = nullptr;
   if (n < 0 && n != -EINTR) {
     error_ = std::string("reading the RDMA ring buffer: ") + std::strerror(-n);

@@ -23,6 +23,7 @@
 #include <tuple>
 #include <vector>
 
+#include "capture/rdma_gid.hpp"
 #include "capture/rdma_source.hpp"
 
 struct rdma_verbs;  // generated skeleton
@@ -61,8 +62,11 @@ class RdmaCapture {
 
   RdmaCapture() = default;
   static int on_record(void* ctx, void* data, std::size_t size);
+  // `path` names the file (through /proc/PID/root for another mount namespace); `opened`, when
+  // given, is an already open descriptor's path for the same file (/proc/self/fd/N), which stays
+  // valid after the process that revealed the file has exited.
   bool attach(std::uint64_t dev, std::uint64_t inode, std::uint64_t offset, bpf_program* prog, bool retprobe,
-              const std::string& path, bool library);
+              const std::string& path, bool library, const std::string& opened = {});
   // `file`: the path to open (through /proc/PID/root for another mount namespace).
   void attach_library(const std::string& file, std::uint64_t dev, std::uint64_t inode, bool visible);
   void arm(std::uint64_t inode, std::uint64_t offset, bool on);
@@ -74,6 +78,7 @@ class RdmaCapture {
   ring_buffer* ring_ = nullptr;
   std::vector<skewscope_rdma_event>* sink_ = nullptr;
   std::map<ProbeKey, Probe> probes_;
+  GidTableDirs gid_dirs_;
   std::chrono::steady_clock::time_point next_scan_{};
   RdmaSourceCounters stats_;  // the non-kernel part; kernel counters are read on demand
   std::string error_;

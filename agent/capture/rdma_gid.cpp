@@ -1,5 +1,8 @@
 #include "capture/rdma_gid.hpp"
 
+#include <fcntl.h>
+#include <unistd.h>
+
 #include <fstream>
 #include <iterator>
 
@@ -43,16 +46,77 @@ std::string gid_table_path(std::uint32_t pid, std::string_view device, unsigned 
          std::to_string(port) + "/gids/" + std::to_string(index);
 }
 
+namespace {
+
+// An unused table entry reads as all zeros: no address to key by.
+std::optional<Address> usable_gid(std::string_view text) {
+  auto gid = parse_sysfs_gid(text);
+  if (!gid || *gid == Address{}) return std::nullopt;
+  return gid;
+}
+
+}  // namespace
+
 std::optional<Address> read_local_gid(std::uint32_t pid, std::string_view device, unsigned port, unsigned index) {
   const std::string path = gid_table_path(pid, device, port, index);
   if (path.empty()) return std::nullopt;
   std::ifstream in(path);
   if (!in) return std::nullopt;
-  std::string text(std::istreambuf_iterator<char>(in), {});
-  auto gid = parse_sysfs_gid(text);
-  // An unused table entry reads as all zeros: no address to key by.
-  if (!gid || *gid == Address{}) return std::nullopt;
-  return gid;
+  return usable_gid(std::string(std::istreambuf_iterator<char>(in), {}));
+}
+
+GidTableDirs::~GidTableDirs() {
+  for (auto& [pid, held] : dirs_) close(held.fd);
+}
+
+bool GidTableDirs::hold(std::uint32_t pid) {
+  auto it = dirs_.find(pid);
+  if (it == dirs_.end() && dirs_.size() >= kMaxHeld) {
+    ++not_held_;
+    return false;
+  }
+  const std::string path = "/proc/" + std::to_string(pid) + "/root/sys/class/infiniband";
+  const int fd = open(path.c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC);
+  if (fd < 0) return false;  // gone already, or no RDMA class in its sysfs: read by path later
+  if (it != dirs_.end()) {
+    close(it->second.fd);  // a reused pid, or a second device: its current view wins
+    it->second = Held{fd, false};
+  } else {
+    dirs_.emplace(pid, Held{fd, false});
+  }
+  return true;
+}
+
+std::optional<Address> GidTableDirs::read(std::uint32_t pid, std::string_view device, unsigned port,
+                                          unsigned index) const {
+  auto it = dirs_.find(pid);
+  if (it == dirs_.end()) return read_local_gid(pid, device, port, index);
+  const std::string full = gid_table_path(pid, device, port, index);
+  if (full.empty()) return std::nullopt;
+  // The same file, relative to the held directory: "DEV/ports/PORT/gids/INDEX".
+  const std::string relative = full.substr(full.find("/infiniband/") + std::string_view("/infiniband/").size());
+  const int fd = openat(it->second.fd, relative.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return std::nullopt;
+  char text[64];
+  const ssize_t n = ::read(fd, text, sizeof text);
+  close(fd);
+  if (n <= 0) return std::nullopt;
+  return usable_gid(std::string_view(text, static_cast<std::size_t>(n)));
+}
+
+void GidTableDirs::forget_gone(const std::set<std::uint32_t>& alive) {
+  for (auto it = dirs_.begin(); it != dirs_.end();) {
+    if (alive.contains(it->first)) {
+      it->second.missing_once = false;
+      ++it;
+    } else if (!it->second.missing_once) {
+      it->second.missing_once = true;
+      ++it;
+    } else {
+      close(it->second.fd);
+      it = dirs_.erase(it);
+    }
+  }
 }
 
 }  // namespace skewscope

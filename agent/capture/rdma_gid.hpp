@@ -8,7 +8,9 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <optional>
+#include <set>
 #include <string>
 #include <string_view>
 
@@ -25,5 +27,39 @@ std::string gid_table_path(std::uint32_t pid, std::string_view device, unsigned 
 
 // Reads and parses that file. nullopt: no such entry (no device, process gone, empty entry).
 std::optional<Address> read_local_gid(std::uint32_t pid, std::string_view device, unsigned port, unsigned index);
+
+// Each RDMA process's view of /sys/class/infiniband, held open from the moment the agent learns
+// of the process (its ibv_open_device), so that the GID of a connection can still be read when
+// the process has exited before the agent reads its connect record: /proc/PID/root is gone then,
+// and with the last process of a mount namespace its mounts are detached from that root, but a
+// directory held open keeps its own mount readable. Closed once a process has been seen gone at
+// two scans in a row (its last records are read by then). Bounded: past kMaxHeld, processes are
+// read through /proc/PID/root only (counted).
+class GidTableDirs {
+ public:
+  static constexpr std::size_t kMaxHeld = 4096;
+  GidTableDirs() = default;
+  ~GidTableDirs();
+  GidTableDirs(const GidTableDirs&) = delete;
+  GidTableDirs& operator=(const GidTableDirs&) = delete;
+
+  // Opens the process's directory (again, if the pid is new or was reused). False: not opened.
+  bool hold(std::uint32_t pid);
+  bool holds(std::uint32_t pid) const { return dirs_.contains(pid); }
+  // The GID through the held directory, else through /proc/PID/root.
+  std::optional<Address> read(std::uint32_t pid, std::string_view device, unsigned port, unsigned index) const;
+  // `alive`: the processes a scan found; closes those missing from this scan and the one before.
+  void forget_gone(const std::set<std::uint32_t>& alive);
+  std::size_t held() const { return dirs_.size(); }
+  std::uint64_t not_held() const { return not_held_; }
+
+ private:
+  struct Held {
+    int fd = -1;
+    bool missing_once = false;
+  };
+  std::map<std::uint32_t, Held> dirs_;
+  std::uint64_t not_held_ = 0;
+};
 
 }  // namespace skewscope
