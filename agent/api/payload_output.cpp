@@ -32,6 +32,7 @@ nlohmann::json payload_json(const PayloadReport& p) {
             {"other", s.sockets_other},
             {"kafka_broker_side", s.sockets_kafka_broker_side},
             {"outside_domains", s.sockets_outside_domains}}},
+          {"classified_mid_stream", s.sockets_mid_stream},
           {"outside_domain_calls", s.outside_calls},
           {"wakeups", s.wakeups},
           {"rejected", rejected},

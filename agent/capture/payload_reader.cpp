@@ -85,6 +85,7 @@ PayloadCounters PayloadRingReader::counters() const {
   c.sockets_outside_domains = sum(SKEWSCOPE_PCNT_CLASSIFIED_OUTSIDE_DOMAINS);
   c.outside_calls = sum(SKEWSCOPE_PCNT_OUTSIDE_CALLS);
   c.wakeups = sum(SKEWSCOPE_PCNT_WAKEUPS);
+  c.sockets_mid_stream = sum(SKEWSCOPE_PCNT_CLASSIFIED_MID_STREAM);
   return c;
 }
 

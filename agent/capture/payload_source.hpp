@@ -31,6 +31,7 @@ struct PayloadCounters {
   std::uint64_t sockets_kafka_broker_side = 0;  // Kafka ends that received first: never copied
   std::uint64_t sockets_outside_domains = 0;    // --only-domains: first used outside them, never classified
   std::uint64_t outside_calls = 0;              // calls on a followed socket from outside every domain
+  std::uint64_t sockets_mid_stream = 0;         // of the sockets classified from bytes: from mid-stream bytes
   std::uint64_t wakeups = 0;                    // records submitted with a forced wake-up of the reader
   std::uint64_t malformed_records = 0;          // records shorter than their header says (never decoded)
 };

@@ -276,6 +276,31 @@ static __always_inline __u32 payload_copy(struct payload_scratch *s, const struc
 	return off;
 }
 
+/* Where each direction of the connection began. rcv_nxt - bytes_received is the peer's ISN + 1
+ * for the whole life of the socket; snd_una - bytes_acked is our ISN + 1 on an accepted socket
+ * but our ISN on a connecting one (its SYN's acknowledgement counts in bytes_acked). Flavoured so
+ * that the shared kernel_types declaration of tcp_sock stays as it is. */
+struct tcp_sock___payload {
+	__u32 snd_una;
+	__u64 bytes_acked;
+	__u32 rcv_nxt;
+	__u64 bytes_received;
+} __attribute__((preserve_access_index));
+
+/* Whether the call that classifies a socket moved the first bytes of its direction. A socket first
+ * traced mid-stream (opened before the agent, or its verdict evicted) is classified from whatever
+ * bytes it moved then: the ambiguous case, counted. The fields are read without the socket lock
+ * (a call racing an incoming segment can be counted too), and a send after exactly one byte is
+ * taken for a start. */
+static __always_inline int payload_at_stream_start(struct sock *sk, __u8 kind, __u32 seq)
+{
+	struct tcp_sock___payload *tp = (struct tcp_sock___payload *)sk;
+	if (kind == SKEWSCOPE_HALF_SEND)
+		return (__u32)(seq - (BPF_CORE_READ(tp, snd_una) - (__u32)BPF_CORE_READ(tp, bytes_acked))) <=
+		       1;
+	return seq == BPF_CORE_READ(tp, rcv_nxt) - (__u32)BPF_CORE_READ(tp, bytes_received);
+}
+
 static __always_inline void payload_read_tuple(struct sock *sk, struct skewscope_payload_event *e)
 {
 	READ_SOCK_TUPLE(sk, e);
@@ -304,6 +329,8 @@ static __always_inline void payload_on_exit(__u64 id, struct sock *sk, __u8 kind
 		got = SKEWSCOPE_PAYLOAD_MAX;
 	__u8 proto = arm.protocol;
 	if (proto == SKEWSCOPE_PROTO_UNDECIDED || proto == SKEWSCOPE_PROTO_KAFKA_PORT) {
+		if (proto == SKEWSCOPE_PROTO_UNDECIDED && !payload_at_stream_start(sk, kind, seq))
+			payload_count(SKEWSCOPE_PCNT_CLASSIFIED_MID_STREAM);
 		proto = proto == SKEWSCOPE_PROTO_UNDECIDED ? payload_classify(s->data, got, kind)
 							   : payload_kafka_role(kind);
 		__u64 key = (__u64)sk;

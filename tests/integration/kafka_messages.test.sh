@@ -69,6 +69,8 @@ sockets=$(jq -c .payload.sockets "$WORK/status1.json")
 [ "$(jq -r .payload.sockets.outside_domains "$WORK/status1.json")" -gt 0 ] || fail "no socket outside the domains: $sockets"
 [ "$(jq -r .payload.sockets.zmtp "$WORK/status1.json")" -eq 0 ] || fail "ZMTP sockets in a Kafka-only lab: $sockets"
 [ "$(jq -r .payload.outside_domains "$WORK/status1.json")" -eq 0 ] || fail "records outside the domains were copied"
+# kcat's connections start after the agent: every one is classified from its first bytes.
+[ "$(jq -r .payload.classified_mid_stream "$WORK/status1.json")" -eq 0 ] || fail "a socket classified mid-stream: $sockets"
 [ "$(kafka_field producer consumer negative_spans)" -eq 0 ] || fail "negative kafka span with one shared clock"
 min=$(kafka_field producer consumer min_span_seconds)
 note "end-to-end min span (producer send -> consumer receive) $min s"

@@ -62,6 +62,7 @@ enum skewscope_payload_counter {
 	SKEWSCOPE_PCNT_CLASSIFIED_OUTSIDE_DOMAINS,   /* sockets first used outside every domain */
 	SKEWSCOPE_PCNT_OUTSIDE_CALLS, /* calls on a followed socket from outside every domain: not copied */
 	SKEWSCOPE_PCNT_WAKEUPS,	      /* records submitted with a forced wake-up of the reader */
+	SKEWSCOPE_PCNT_CLASSIFIED_MID_STREAM, /* sockets classified from bytes after their stream's start */
 	SKEWSCOPE_PCNT__COUNT,
 };
 
