@@ -7,7 +7,10 @@
  * functions, which the agent then probes by file offset. A send half is stamped at post_send
  * entry, a receive half at poll_cq return, so with one clock a span can never be negative.
  * Pairing facts: the k-th message-carrying WR posted on a QP is the k-th successful receive
- * completion on its peer QP (RC delivers in order), hence per (process, QPN, direction) ordinals. */
+ * completion on its peer QP (RC delivers in order), hence per (process, QPN, direction) ordinals.
+ * Extended CQs (ibv_create_cq_ex: one completion at a time, fields read through provider
+ * functions) and samples of the NIC clock are in lib/rdma_cq_ex.bpf.h and
+ * lib/rdma_clock_sample.bpf.h. */
 #include "lib/kernel_types.bpf.h"
 #include <bpf/bpf_helpers.h>
 #include <bpf/bpf_core_read.h>
@@ -147,8 +150,12 @@ static __always_inline bool armed(__u64 address)
 	return bpf_map_lookup_elem(&armed_functions, &key) != 0;
 }
 
+#include "lib/rdma_cq_ex.bpf.h"
+#include "lib/rdma_clock_sample.bpf.h"
+
 /* The provider's data-path functions, read from the context's legacy ops table (libibverbs
- * copies the provider's post_send/post_recv/poll_cq there when the context is created). */
+ * copies the provider's post_send/post_recv/poll_cq there when the context is created), and
+ * its create_cq_ex / query_rt_values from the verbs_context extension below it. */
 static __always_inline void report_functions(__u8 kind, __u64 context, __u32 qpn)
 {
 	if (!context)
@@ -159,6 +166,9 @@ static __always_inline void report_functions(__u8 kind, __u64 context, __u32 qpn
 	e->fn[0] = context_op(context, CTX_OPS_POST_SEND);
 	e->fn[1] = context_op(context, CTX_OPS_POST_RECV);
 	e->fn[2] = context_op(context, CTX_OPS_POLL_CQ);
+	e->fn_ex[0] = context_ext_op(context, VCTX_CREATE_CQ_EX);
+	e->fn_ex[1] = context_ext_op(context, VCTX_QUERY_RT_VALUES);
+	e->context = context;
 	e->qpn = qpn;
 	submit_now(e);
 }
@@ -195,8 +205,8 @@ int rdma_modify_qp(struct pt_regs *ctx)
 		return 0;
 	__u32 qpn = qp_number(qp);
 	__u64 context = qp_context(qp);
-	const bool tracked =
-		armed(context_op(context, CTX_OPS_POST_SEND)) && armed(context_op(context, CTX_OPS_POLL_CQ));
+	const bool tracked = armed(context_op(context, CTX_OPS_POST_SEND)) &&
+			     armed(context_op(context, CTX_OPS_POLL_CQ)) && recv_cq_covered(qp);
 	/* A new connection: its first message is ordinal 0 on both sides. */
 	restart_ordinals(qpn, tracked);
 	struct skewscope_rdma_event *e = reserve(SKEWSCOPE_RDMA_CONNECT, bpf_ktime_get_ns());

@@ -42,9 +42,9 @@ static __always_inline int inet_tcp(struct sock *sk)
 	       (family == SKEWSCOPE_AF_INET || family == SKEWSCOPE_AF_INET6);
 }
 
-static __always_inline int from_agent(void)
+static __always_inline int from_agent(__u64 pid_tgid)
 {
-	return (__u32)(bpf_get_current_pid_tgid() >> 32) == agent_tgid;
+	return (__u32)(pid_tgid >> 32) == agent_tgid;
 }
 
 static __always_inline __u32 tcp_seq_of(struct sock *sk, int is_send)
@@ -58,7 +58,7 @@ SEC("tp_btf/tcp_sendmsg_locked")
 int sock_send_begin(unsigned long long *ctx)
 {
 	struct sock *sk = (struct sock *)ctx[0];
-	if (from_agent())
+	if (from_agent(bpf_get_current_pid_tgid()))
 		return 0;
 	__u64 now = bpf_ktime_get_ns();
 	struct send_start *slot = bpf_task_storage_get(&task_sends, bpf_get_current_task_btf(), 0,
@@ -90,8 +90,8 @@ int sock_send_end(unsigned long long *ctx)
 	/* Another socket's start: a protocol that sends through TCP underneath (kernel TLS, ...). */
 	if (slot->sk != sk || ret <= 0)
 		return 0;
-	emit_half(TUPLE_TYPED, sk, slot->ts_ns, slot->seq, (__u64)ret, SKEWSCOPE_HALF_SEND,
-		  SKEWSCOPE_SYS_SOCKET);
+	emit_half(TUPLE_TYPED, sk, bpf_get_current_pid_tgid(), slot->ts_ns, slot->seq, (__u64)ret,
+		  SKEWSCOPE_HALF_SEND, SKEWSCOPE_SYS_SOCKET);
 	return 0;
 }
 
@@ -103,10 +103,13 @@ int sock_recv_end(unsigned long long *ctx)
 	struct sock *sk = (struct sock *)ctx[0];
 	int ret = (int)ctx[1];
 	int flags = (int)ctx[2];
-	if (ret <= 0 || (flags & MSG_PEEK_FLAG) || !inet_tcp(sk) || from_agent())
+	if (ret <= 0 || (flags & MSG_PEEK_FLAG) || !inet_tcp(sk))
+		return 0;
+	__u64 id = bpf_get_current_pid_tgid();
+	if (from_agent(id))
 		return 0;
 	__u64 now = bpf_ktime_get_ns();
-	emit_half(TUPLE_TYPED, sk, now, tcp_seq_of(sk, 0) - (__u32)ret, (__u64)ret, SKEWSCOPE_HALF_RECV,
+	emit_half(TUPLE_TYPED, sk, id, now, tcp_seq_of(sk, 0) - (__u32)ret, (__u64)ret, SKEWSCOPE_HALF_RECV,
 		  SKEWSCOPE_SYS_SOCKET);
 	return 0;
 }

@@ -8,6 +8,15 @@ nlohmann::json rdma_json(const RdmaReport& r) {
   for (unsigned i = 0; i < SKEWSCOPE_RDMA_CNT__COUNT; ++i) kernel[rdma_counter_name(i)] = r.source.kernel[i];
   const auto& p = r.pairing;
   const std::uint64_t settled = p.pairs + p.sends_expired;
+  const auto& st = r.source.stamps;
+  const json timestamps = {
+      {"probe", st.probe},
+      {"nic_completion", st.nic_completion},
+      {"nic_wallclock", st.nic_wallclock},
+      {"fallback", {{"no_clock", st.no_clock}, {"implausible", st.implausible}, {"not_read", st.not_read}}},
+      {"clock_samples", {{"kept", st.clock_samples}, {"rejected", st.clock_samples_rejected}}},
+      {"clocks", st.clocks},
+      {"clocks_evicted", st.clocks_evicted}};
   json exchange = nullptr;
   if (r.exchange) {
     const auto& o = r.exchange->owner;
@@ -28,10 +37,13 @@ nlohmann::json rdma_json(const RdmaReport& r) {
       {"probes",
        {{"library", r.source.library_probes},
         {"provider", r.source.provider_probes},
+        {"extended", r.source.extended_probes},
         {"attach_failures", r.source.attach_failures},
         {"unresolved_functions", r.source.unresolved_functions},
         {"detached", r.source.detached}}},
       {"local_gids", {{"resolved", r.source.local_gids}, {"unknown", r.source.local_gid_unknown}}},
+      {"extended_cqs", r.source.extended_cqs},
+      {"timestamps", timestamps},
       {"exchange", exchange},
       {"kernel", kernel},
       {"malformed_records", r.source.malformed_records},
@@ -48,9 +60,9 @@ nlohmann::json rdma_json(const RdmaReport& r) {
       {"duplicates", p.duplicates},
       {"dropped_table_full", p.dropped_table_full},
       {"pending_halves", r.pending_sends + r.pending_recvs},
-      // Every stamp is the probe's (CLOCK_MONOTONIC at post_send entry / poll_cq return):
-      // NIC completion timestamps (ibv_create_cq_ex) are not read.
-      {"timestamp_source", "probe"},
+      // "probe" while every half carries the probe's time; "probe+nic" once a receive half
+      // carries a NIC completion stamp (extended CQs): see "timestamps" for how many.
+      {"timestamp_source", st.nic_completion + st.nic_wallclock ? "probe+nic" : "probe"},
       {"pairing_ratio", settled ? json(static_cast<double>(p.pairs) / static_cast<double>(settled)) : json(nullptr)}};
 }
 

@@ -117,6 +117,17 @@ int RdmaCapture::on_record(void* ctx, void* data, std::size_t size) {
   if (e.kind == SKEWSCOPE_RDMA_CONTEXT || (e.kind == SKEWSCOPE_RDMA_QP_CREATED && !self->gid_dirs_.holds(e.pid)))
     self->gid_dirs_.hold(e.pid);
   if (e.kind == SKEWSCOPE_RDMA_CONNECT) self->resolve_local_gid(e);
+  // Discovery and clock records stay here: the core pairs halves and connections only.
+  if (e.kind == SKEWSCOPE_RDMA_CQ_EX) {
+    ++self->stats_.extended_cqs;
+    self->discovered_cqs_.push_back(e);
+    return 0;
+  }
+  if (e.kind == SKEWSCOPE_RDMA_CLOCK_SAMPLE) {
+    self->sample_clock(e);
+    return 0;
+  }
+  self->stamp(e);
   self->sink_->push_back(e);
   // Stop this pass once the batch is full; the rest stays in the ring for the next poll.
   return self->sink_->size() >= kMaxBatch ? 1 : 0;
@@ -264,6 +275,7 @@ bool RdmaCapture::poll(std::vector<skewscope_rdma_event>& out, std::chrono::mill
   sink_ = &out;
   // Data records are submitted without a wake-up, control records with one: wait until one of
   // those comes or the timeout ends, then consume whatever is there.
+  realtime_minus_monotonic_ns_ = 0;
   int n = timeout.count() > 0 ? ring_buffer__poll(ring_, static_cast<int>(timeout.count())) : 0;
   if (n >= 0 || n == -EINTR) n = ring_buffer__consume(ring_);
   sink_ = nullptr;
@@ -271,6 +283,13 @@ bool RdmaCapture::poll(std::vector<skewscope_rdma_event>& out, std::chrono::mill
     error_ = std::string("reading the RDMA ring buffer: ") + std::strerror(-n);
     return false;
   }
+  // A context's create_cq_ex is probed before its post_send / poll_cq are armed, so a tracked QP's
+  // extended CQ was registered by the kernel side unless it was created earlier: the receives of
+  // such an unregistered CQ are never numbered (counted untracked; bpf/lib/rdma_cq_ex.bpf.h).
+  for (std::size_t i = first; i < out.size(); ++i)
+    if (out[i].kind == SKEWSCOPE_RDMA_CONTEXT) attach_extended(out[i]);
+  for (const auto& cq : discovered_cqs_) attach_extended(cq);
+  discovered_cqs_.clear();
   for (std::size_t i = first; i < out.size(); ++i)
     if (out[i].kind == SKEWSCOPE_RDMA_CONTEXT || out[i].kind == SKEWSCOPE_RDMA_QP_CREATED) attach_provider(out[i]);
   if (std::chrono::steady_clock::now() >= next_scan_) scan_processes();
@@ -279,7 +298,8 @@ bool RdmaCapture::poll(std::vector<skewscope_rdma_event>& out, std::chrono::mill
 
 RdmaSourceCounters RdmaCapture::counters() const {
   RdmaSourceCounters c = stats_;
-  for (const auto& [key, probe] : probes_) ++(probe.library ? c.library_probes : c.provider_probes);
+  for (const auto& [key, probe] : probes_)
+    ++(probe.library ? c.library_probes : extended_program(std::get<3>(key)) ? c.extended_probes : c.provider_probes);
   const int cpus = libbpf_num_possible_cpus();
   if (cpus <= 0) return c;
   std::vector<std::uint64_t> values(static_cast<std::size_t>(cpus));

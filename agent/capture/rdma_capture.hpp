@@ -13,6 +13,11 @@
 // the kernel side checks then. Probes on files that no process maps any more and that the agent
 // cannot see at the same path (a private copy in a mount namespace that is gone) are removed at
 // the next scan.
+// Extended CQs (rdma_capture_ex.cpp): ibv_open_device also reports the provider's create_cq_ex
+// and query_rt_values, which get probed; each create_cq_ex result reports that CQ's poll and read
+// functions, probed the same way. query_rt_values calls are samples of the NIC clock, kept per
+// (process, context); a receive half with a NIC completion stamp gets it, mapped to
+// CLOCK_MONOTONIC, in place of the probe's time when it maps plausibly (rdma_nic_clock.hpp).
 #pragma once
 
 #include <chrono>
@@ -24,6 +29,7 @@
 #include <vector>
 
 #include "capture/rdma_gid.hpp"
+#include "capture/rdma_nic_clock.hpp"
 #include "capture/rdma_source.hpp"
 
 struct rdma_verbs;  // generated skeleton
@@ -72,6 +78,11 @@ class RdmaCapture {
   void arm(std::uint64_t inode, std::uint64_t offset, bool on);
   void attach_provider(const skewscope_rdma_event& e);
   void resolve_local_gid(skewscope_rdma_event& e);
+  // rdma_capture_ex.cpp
+  void attach_extended(const skewscope_rdma_event& e);  // CONTEXT: create_cq_ex, query_rt_values; CQ_EX
+  void sample_clock(const skewscope_rdma_event& e);
+  void stamp(skewscope_rdma_event& e);                   // a half's ts_ns / ts_source, counted by outcome
+  bool extended_program(const bpf_program* prog) const;  // an extended-CQ / NIC clock program
 
   Log log_ = nullptr;
   rdma_verbs* skel_ = nullptr;
@@ -80,7 +91,12 @@ class RdmaCapture {
   std::map<ProbeKey, Probe> probes_;
   GidTableDirs gid_dirs_;
   std::chrono::steady_clock::time_point next_scan_{};
-  RdmaSourceCounters stats_;  // the non-kernel part; kernel counters are read on demand
+  RdmaSourceCounters stats_;                                 // the non-kernel part; kernel counters are read on demand
+  std::vector<skewscope_rdma_event> discovered_cqs_;         // CQ_EX records of this poll, probed after the ring pass
+  using ClockKey = std::pair<std::uint32_t, std::uint64_t>;  // (pid, verbs context): one NIC clock
+  std::map<ClockKey, rdma::NicClock> clocks_;
+  static constexpr std::size_t kMaxClocks = 4096;
+  std::int64_t realtime_minus_monotonic_ns_ = 0;  // read once per poll, when a wall-clock stamp needs it
   std::string error_;
 };
 

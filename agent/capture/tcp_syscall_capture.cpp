@@ -1,16 +1,20 @@
 #include "capture/tcp_syscall_capture.hpp"
+#include "capture/half_ring_size.hpp"
 #include "capture/percpu_counters.hpp"
 #include "capture/ring_batch.hpp"
 
+#include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <cstdarg>
 #include <cstring>
 #include <mutex>
 #include <system_error>
 #include <thread>
+#include <utility>
 
 #include "tcp_syscalls.skel.h"
 
@@ -76,14 +80,22 @@ std::unique_ptr<TcpSyscallCapture> TcpSyscallCapture::open(const std::vector<Hoo
   }
   self->variant_ = chosen_variant(choices);
   self->skel_->rodata->agent_tgid = static_cast<__u32>(getpid());
+  const int cpus = libbpf_num_possible_cpus();
+  if (cpus <= 0) {
+    error = "counting the possible CPUs (for one ring buffer each): " + std::string(std::strerror(-cpus));
+    return nullptr;
+  }
+  const std::uint32_t ring_bytes = half_ring_bytes_per_cpu(static_cast<unsigned>(cpus));
+  bpf_map__set_max_entries(self->skel_->maps.halves_by_cpu, static_cast<__u32>(cpus));
+  self->skel_->rodata->ring_wakeup_bytes = ring_bytes / 4;
   self->skel_->rodata->payload_max = payload.max_bytes;
   self->skel_->rodata->payload_detect = payload.detect ? 1 : 0;
   self->skel_->rodata->payload_scoped = payload.scoped ? 1 : 0;
   // Without payload capture the ring is one page: its 8 MiB default would be locked memory for nothing.
-  const std::uint32_t ring_bytes =
+  const std::uint32_t payload_ring_bytes =
       payload.max_bytes > 0 ? payload.ring_bytes : static_cast<std::uint32_t>(getpagesize());
-  self->skel_->rodata->payload_ring_bytes = ring_bytes;
-  if (int err = bpf_map__set_max_entries(self->skel_->maps.payloads, ring_bytes)) {
+  self->skel_->rodata->payload_ring_bytes = payload_ring_bytes;
+  if (int err = bpf_map__set_max_entries(self->skel_->maps.payloads, payload_ring_bytes)) {
     error = "sizing the payload ring buffer: " + std::string(std::strerror(-err));
     return nullptr;
   }
@@ -98,6 +110,11 @@ std::unique_ptr<TcpSyscallCapture> TcpSyscallCapture::open(const std::vector<Hoo
   }
   if (Status s = fill_payload_scope(self->skel_->maps.payload_scope, payload); !s) {
     error = s.error;
+    return nullptr;
+  }
+  // Before any program attaches: a half emitted on a CPU without its ring would be lost.
+  if (Status made = self->create_rings(static_cast<unsigned>(cpus), ring_bytes); !made) {
+    error = made.error;
     return nullptr;
   }
   // Exits first: an entry attached before its exit could remember a call whose exit is never
@@ -127,17 +144,32 @@ std::unique_ptr<TcpSyscallCapture> TcpSyscallCapture::open(const std::vector<Hoo
   }
   self->links_.push_back(cleanup);
   self->attached_.push_back("forget_exited_thread");
-  self->ring_ =
-      ring_buffer__new(bpf_map__fd(self->skel_->maps.halves), &TcpSyscallCapture::on_record, self.get(), nullptr);
-  if (!self->ring_) {
-    error = std::string("creating the ring buffer reader: ") + std::strerror(errno);
-    return nullptr;
-  }
   return self;
+}
+
+Status TcpSyscallCapture::create_rings(unsigned cpus, std::uint32_t bytes) {
+  const int outer = bpf_map__fd(skel_->maps.halves_by_cpu);
+  for (unsigned cpu = 0; cpu < cpus; ++cpu) {
+    const int fd = bpf_map_create(BPF_MAP_TYPE_RINGBUF, "halves", 0, 0, bytes, nullptr);
+    if (fd < 0)
+      return Status::fail("creating the ring buffer of CPU " + std::to_string(cpu) + " (" + std::to_string(bytes) +
+                          " bytes): " + std::strerror(errno));
+    ring_fds_.push_back(fd);
+    const __u32 key = cpu;
+    if (bpf_map_update_elem(outer, &key, &fd, BPF_ANY) != 0)
+      return Status::fail("placing the ring buffer of CPU " + std::to_string(cpu) + ": " + std::strerror(errno));
+    if (!ring_)
+      ring_ = ring_buffer__new(fd, &TcpSyscallCapture::on_record, this, nullptr);
+    else if (ring_buffer__add(ring_, fd, &TcpSyscallCapture::on_record, this) != 0)
+      ring_buffer__free(std::exchange(ring_, nullptr));
+    if (!ring_) return Status::fail(std::string("creating the ring buffer reader: ") + std::strerror(errno));
+  }
+  return Status::ok();
 }
 
 TcpSyscallCapture::~TcpSyscallCapture() {
   if (ring_) ring_buffer__free(ring_);
+  for (int fd : ring_fds_) close(fd);  // the outer map holds its own references until destroyed
   // Each tracepoint detach waits in the kernel for RCU grace periods (tens of ms on a busy host).
   // Detached together they share those periods: shutdown is not one period per program long.
   std::vector<std::thread> detachers;
@@ -168,26 +200,66 @@ int TcpSyscallCapture::payload_ring_fd() const { return bpf_map__fd(skel_->maps.
 int TcpSyscallCapture::payload_counters_fd() const { return bpf_map__fd(skel_->maps.payload_counters); }
 
 SourceCounters TcpSyscallCapture::counters() const {
+  std::lock_guard lock(counters_mutex_);
   SourceCounters c;
   c.malformed_records = malformed_.load(std::memory_order_relaxed);
-  PerCpuCounters counters(bpf_map__fd(skel_->maps.counters));
-  if (!counters.usable()) return c;
-  auto sum = [&](std::uint32_t slot) { return counters.sum(slot); };
-  c.emitted = sum(SKEWSCOPE_CNT_EMITTED);
-  c.ringbuf_full = sum(SKEWSCOPE_CNT_RINGBUF_FULL);
-  c.inflight_full = sum(SKEWSCOPE_CNT_INFLIGHT_FULL);
-  c.mmsg_truncated = sum(SKEWSCOPE_CNT_MMSG_TRUNCATED);
-  // A few entries (origins x 2 reasons), read whole on every pass; bounded by the map's size.
+  const std::array<std::uint64_t, SKEWSCOPE_CNT__COUNT> slots = read_counter_slots();
+  c.emitted = slots[SKEWSCOPE_CNT_EMITTED];
+  c.ringbuf_full = slots[SKEWSCOPE_CNT_RINGBUF_FULL];
+  c.inflight_full = slots[SKEWSCOPE_CNT_INFLIGHT_FULL];
+  c.mmsg_truncated = slots[SKEWSCOPE_CNT_MMSG_TRUNCATED];
+  // The origins only ever grow together with the global loss count, so the table (whose first
+  // get_next_key scans every bucket of the map: tens of µs) is re-read only when that count moved
+  // in this call or the one before (the kernel side bumps the global count a few instructions
+  // before the origin's), and once a second whatever happens.
+  const std::uint64_t losses = c.ringbuf_full + c.inflight_full;
+  const auto now = std::chrono::steady_clock::now();
+  const bool moved = losses != losses_seen_;
+  if (moved || moved_before_ || now - origins_read_at_ >= std::chrono::seconds(1)) {
+    read_origins();
+    origins_read_at_ = now;
+  }
+  moved_before_ = moved;
+  losses_seen_ = losses;
+  c.lost_by_origin = origins_;
+  return c;
+}
+
+std::array<std::uint64_t, SKEWSCOPE_CNT__COUNT> TcpSyscallCapture::read_counter_slots() const {
+  std::array<std::uint64_t, SKEWSCOPE_CNT__COUNT> sums{};
+  const int cpus = libbpf_num_possible_cpus();
+  if (cpus <= 0) return sums;
+  const int fd = bpf_map__fd(skel_->maps.counters);
+  // Every slot in one system call (a per-CPU array's batch holds each key's value for every CPU,
+  // one after the other); one lookup per slot where batch operations are missing.
+  std::array<std::uint32_t, SKEWSCOPE_CNT__COUNT> keys{};
+  counter_values_.resize(static_cast<std::size_t>(cpus) * SKEWSCOPE_CNT__COUNT);
+  __u32 count = SKEWSCOPE_CNT__COUNT, out_batch = 0;
+  if (bpf_map_lookup_batch(fd, nullptr, &out_batch, keys.data(), counter_values_.data(), &count, nullptr) == 0 ||
+      (errno == ENOENT && count == SKEWSCOPE_CNT__COUNT)) {
+    for (std::uint32_t i = 0; i < count; ++i) {
+      if (keys[i] >= SKEWSCOPE_CNT__COUNT) continue;
+      for (int cpu = 0; cpu < cpus; ++cpu) sums[keys[i]] += counter_values_[i * static_cast<std::size_t>(cpus) + cpu];
+    }
+    return sums;
+  }
+  PerCpuCounters counters(fd);
+  for (std::uint32_t slot = 0; slot < SKEWSCOPE_CNT__COUNT; ++slot) sums[slot] = counters.sum(slot);
+  return sums;
+}
+
+void TcpSyscallCapture::read_origins() const {
+  // A few entries (origins x 2 reasons), read whole; bounded by the map's size.
+  origins_.clear();
   skewscope_loss_origin key{}, next{};
   const void* previous = nullptr;
   while (bpf_map__get_next_key(skel_->maps.lost_by_origin, previous, &next, sizeof next) == 0) {
     std::uint64_t count = 0;
     if (bpf_map__lookup_elem(skel_->maps.lost_by_origin, &next, sizeof next, &count, sizeof count, 0) == 0)
-      c.lost_by_origin.push_back({next.netns_ino, next.cgroup_id, next.reason == SKEWSCOPE_CNT_RINGBUF_FULL, count});
+      origins_.push_back({next.netns_ino, next.cgroup_id, next.reason == SKEWSCOPE_CNT_RINGBUF_FULL, count});
     key = next;
     previous = &key;
   }
-  return c;
 }
 
 }  // namespace skewscope

@@ -2,14 +2,19 @@
 // configured, loaded and attached in one RAII object; destroying it detaches everything.
 #pragma once
 
+#include <array>
 #include <atomic>
+#include <chrono>
+#include <cstdint>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <vector>
 
 #include "capture/event_source.hpp"
 #include "capture/features.hpp"
 #include "capture/payload_settings.hpp"
+#include "skewscope/result.hpp"
 
 struct tcp_syscalls;  // generated skeleton
 struct ring_buffer;
@@ -46,9 +51,19 @@ class TcpSyscallCapture final : public EventSource {
  private:
   TcpSyscallCapture() = default;
   static int on_record(void* ctx, void* data, std::size_t size);
+  // One ring buffer per CPU (see bpf/lib/tcp_halves.bpf.h, capture/half_ring_size.hpp): created,
+  // placed in halves_by_cpu and registered with the reader. One reader consumes them in CPU
+  // order; under a backlog a pass that fills kMaxBatch stops there and the next starts at CPU 0
+  // again, which only matters when the CPUs together emit faster than the agent reads (then
+  // losses are counted either way).
+  Status create_rings(unsigned cpus, std::uint32_t bytes);
+  // Sums of the kernel side's per-CPU counters, by slot (enum skewscope_bpf_counter).
+  std::array<std::uint64_t, SKEWSCOPE_CNT__COUNT> read_counter_slots() const;
+  void read_origins() const;  // fills origins_ from the lost_by_origin map
 
   tcp_syscalls* skel_ = nullptr;
-  ring_buffer* ring_ = nullptr;
+  ring_buffer* ring_ = nullptr;  // reads every CPU's ring
+  std::vector<int> ring_fds_;
   std::vector<skewscope_half_event>* sink_ = nullptr;
   std::vector<bpf_link*> links_;  // attached by us (only chosen programs), destroyed before the skeleton
   std::vector<std::string> attached_;
@@ -57,6 +72,14 @@ class TcpSyscallCapture final : public EventSource {
   // counters() from any thread.
   std::atomic<std::uint64_t> malformed_{0};
   std::string error_;  // why poll failed; written and read by the polling thread only
+  // counters() runs on every capture pass (50 a second when idle): what it can reuse between
+  // calls, behind its own lock because it may be called from any thread.
+  mutable std::mutex counters_mutex_;
+  mutable std::vector<std::uint64_t> counter_values_;  // one batch: every slot x every CPU
+  mutable std::vector<LossOrigin> origins_;            // lost_by_origin as last read
+  mutable std::uint64_t losses_seen_ = 0;              // ringbuf_full + inflight_full, last call
+  mutable bool moved_before_ = false;                  // ... and whether it had moved then
+  mutable std::chrono::steady_clock::time_point origins_read_at_{};
 };
 
 }  // namespace skewscope

@@ -6,7 +6,7 @@
 
 namespace skewscope {
 
-static_assert(sizeof(skewscope_rdma_event) == 208);
+static_assert(sizeof(skewscope_rdma_event) == 280);  // the fields past 208: capture/rdma_capture_ex.cpp
 static_assert(offsetof(skewscope_rdma_event, ts_ns) == 0);
 static_assert(offsetof(skewscope_rdma_event, cgroup_id) == 8);
 static_assert(offsetof(skewscope_rdma_event, wr_id) == 16);

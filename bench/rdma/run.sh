@@ -4,10 +4,12 @@
 # returning none. Three runs without the agent, then three with `skewscope agent --rdma` (after
 # one warm-up run, so that the provider's functions are probed and the QP is tracked).
 #   bench/rdma/run.sh [CALLS]        prints one JSON line per run and the medians
+#   CQ_EX=ts bench/rdma/run.sh ...   the same with an extended CQ asking for completion stamps,
+#                                    polled with ibv_start_poll/next_poll/end_poll + ibv_wc_read_*
 source "$(dirname "$0")/../lib.sh"
 CALLS=${1:-200000}
 PINGPONG=$BUILD/tests/tools/rdma_verbs_pingpong
-one() { taskset -c 1 "$PINGPONG" --bench "$CALLS"; }
+one() { taskset -c 1 "$PINGPONG" --bench "$CALLS" ${CQ_EX:+--cq-ex "$CQ_EX"}; }
 median() { jq -s "map(.$1) | sort | .[1]" "$2"; }
 for _ in 1 2 3; do one; done | tee "$WORK/base.ndjson"
 "$BUILD/agent/cli/skewscope" agent --listen 127.0.0.1:0 --control-socket "$WORK/ctl.sock" --rdma >"$WORK/agent.log" 2>&1 &
@@ -15,6 +17,9 @@ AGENT_PID=$!
 for _ in $(seq 1 50); do grep -q "listening on" "$WORK/agent.log" && break; sleep 0.1; done
 port=$(sed -n 's/.*listening on 127\.0\.0\.1:\([0-9]*\).*/\1/p' "$WORK/agent.log")
 one >/dev/null; sleep 0.5
+# An extended CQ's poll functions are learnt from its create_cq_ex, i.e. from the run after the
+# one that taught the agent create_cq_ex: one more warm-up.
+if [ -n "${CQ_EX:-}" ]; then one >/dev/null; sleep 0.5; fi
 # BPF run time per program (kernel.bpf_stats_enabled, restored on exit): the programs' own share
 # of the added cost; the rest is the uprobe trap (int3, single-step, return trampoline).
 BPF_STATS_RESTORE=$(cat /proc/sys/kernel/bpf_stats_enabled)

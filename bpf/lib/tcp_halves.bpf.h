@@ -5,17 +5,26 @@
 /* Set by the agent before load: its own traffic is never traced. */
 const volatile __u32 agent_tgid = 0;
 
-#define RINGBUF_BYTES (8 * 1024 * 1024)
-struct {
+/* One ring buffer per CPU, each created by the agent (its size is the agent's choice) and put in
+ * this array at the CPU's index before the programs attach. With one shared ring, a send half on
+ * one CPU and its receive half on the other took turns at the ring's spinlock and wrote records
+ * that shared cache lines: every half moved those lines between the CPUs. */
+struct halves_ring {
 	__uint(type, BPF_MAP_TYPE_RINGBUF);
-	__uint(max_entries, RINGBUF_BYTES);
-} halves SEC(".maps");
+	__uint(max_entries, 4096); /* a template: the agent creates the real rings */
+};
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY_OF_MAPS);
+	__uint(max_entries, 1); /* set to the number of possible CPUs by the agent before load */
+	__type(key, __u32);
+	__array(values, struct halves_ring);
+} halves_by_cpu SEC(".maps");
 
 /* Waking the reader on every record cost more than half of all BPF time (measured: the
  * self-interrupt behind each wake-up dominates on a VM). The agent polls every few milliseconds
- * anyway, so records are submitted silently and the reader is only woken when the ring is a
- * quarter full, long before it can overflow. */
-#define WAKEUP_AT_BYTES (RINGBUF_BYTES / 4)
+ * anyway, so records are submitted silently and the reader is only woken when a ring is this
+ * full (a quarter of it, set by the agent), long before it can overflow. */
+const volatile __u64 ring_wakeup_bytes = 1 << 20;
 
 /* Losses by origin (network namespace, cgroup, reason), so that a loss shows on the domain it
  * belongs to. The global per-CPU counter always counts; an origin that finds this table full is
@@ -53,12 +62,16 @@ enum tuple_read {
 	TUPLE_TYPED,	   /* sk is already a BTF pointer (a tp_btf argument): plain loads */
 };
 
-/* Reserves, fills and submits one half; a full ring is counted against the socket's origin. */
-static __always_inline void emit_half(enum tuple_read how, struct sock *sk, __u64 ts_ns, __u32 seq,
-				      __u64 bytes, __u8 kind, __u8 syscall)
+/* Reserves, fills and submits one half; a full ring is counted against the socket's origin.
+ * pid_tgid: the caller's bpf_get_current_pid_tgid(), which it has usually read already (to skip
+ * the agent's own calls): one helper call per half instead of two. */
+static __always_inline void emit_half(enum tuple_read how, struct sock *sk, __u64 pid_tgid, __u64 ts_ns,
+				      __u32 seq, __u64 bytes, __u8 kind, __u8 syscall)
 {
-	struct skewscope_half_event *e = bpf_ringbuf_reserve(&halves, sizeof(*e), 0);
-	if (!e) {
+	__u32 cpu = bpf_get_smp_processor_id();
+	void *ring = bpf_map_lookup_elem(&halves_by_cpu, &cpu);
+	struct skewscope_half_event *e = ring ? bpf_ringbuf_reserve(ring, sizeof(*e), 0) : NULL;
+	if (!e) { /* a CPU without a ring cannot happen (the agent fills every slot): counted alike */
 		count_lost(sk, SKEWSCOPE_CNT_RINGBUF_FULL);
 		return;
 	}
@@ -72,16 +85,12 @@ static __always_inline void emit_half(enum tuple_read how, struct sock *sk, __u6
 		read_tuple(sk, e);
 	e->seq = seq;
 	e->bytes = bytes > 0xffffffffULL ? 0xffffffffU : (__u32)bytes;
-	__u64 id = bpf_get_current_pid_tgid();
-	e->pid = id >> 32;
-	e->tid = (__u32)id;
+	e->pid = pid_tgid >> 32;
+	e->tid = (__u32)pid_tgid;
 	e->kind = kind;
 	e->syscall = syscall;
 	__builtin_memset(e->pad, 0, sizeof(e->pad));
-	/* Left empty: a helper call per half for a name that changes once per process. The agent
-	 * resolves names by pid in user space when it needs them. */
-	__builtin_memset(e->comm, 0, sizeof(e->comm));
-	__u64 queued = bpf_ringbuf_query(&halves, BPF_RB_AVAIL_DATA);
-	bpf_ringbuf_submit(e, queued >= WAKEUP_AT_BYTES ? BPF_RB_FORCE_WAKEUP : BPF_RB_NO_WAKEUP);
+	__u64 queued = bpf_ringbuf_query(ring, BPF_RB_AVAIL_DATA);
+	bpf_ringbuf_submit(e, queued >= ring_wakeup_bytes ? BPF_RB_FORCE_WAKEUP : BPF_RB_NO_WAKEUP);
 	count_event(SKEWSCOPE_CNT_EMITTED);
 }

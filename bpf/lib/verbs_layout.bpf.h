@@ -119,3 +119,39 @@ static __always_inline void read_wc(__u64 entry, struct verbs_wc *wc)
 	wc->qp_num = read_user_u32(entry + WC_QP_NUM);
 	wc->wr_id = read_user_u64(entry + WR_ID);
 }
+
+/* Extended CQs and the NIC clock (rdma-core 44, x86_64/aarch64 glibc: struct ibv_cq is 128 bytes,
+ * the ibv_cq_ex fields after it are the provider's poll state and function pointers). */
+#define QP_RECV_CQ 32
+#define CQ_CONTEXT 0
+#define CQ_EX_STATUS 132
+#define CQ_EX_WR_ID 136
+#define CQ_EX_START_POLL 144
+#define CQ_EX_NEXT_POLL 152
+#define CQ_EX_END_POLL 160
+#define CQ_EX_READ_OPCODE 168
+#define CQ_EX_READ_BYTE_LEN 184
+#define CQ_EX_READ_QP_NUM 200
+#define CQ_EX_READ_COMPLETION_TS 248
+#define CQ_EX_READ_WALLCLOCK_NS 280
+/* struct verbs_context ends with the ibv_context the application holds: its extension ops sit
+ * below it. ibv_create_cq_ex / ibv_query_rt_values_ex are inline and call these two. */
+#define CTX_ABI_COMPAT 320	    /* ibv_context.abi_compat: all ones for a verbs_context */
+#define VCTX_SZ (-8)		    /* verbs_context.sz */
+#define VCTX_CREATE_CQ_EX (-120)    /* verbs_context.create_cq_ex */
+#define VCTX_QUERY_RT_VALUES (-128) /* verbs_context.query_rt_values */
+#define IBV_CONTEXT_SIZE 328
+#define VALUES_COMP_MASK 0 /* struct ibv_values_ex */
+#define VALUES_RAW_CLOCK 8 /* struct timespec raw_clock */
+#define VALUES_MASK_RAW_CLOCK 1
+
+/* An extension op of the context, or 0 when the context is not a verbs_context or is too old
+ * to have it (the test verbs_get_ctx_op makes before calling it). */
+static __always_inline __u64 context_ext_op(__u64 context, __s32 slot)
+{
+	if (read_user_u64(context + CTX_ABI_COMPAT) != ~0ULL)
+		return 0;
+	if (read_user_u64(context + VCTX_SZ) < (__u64)(IBV_CONTEXT_SIZE - slot))
+		return 0;
+	return read_user_u64(context + slot);
+}

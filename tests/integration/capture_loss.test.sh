@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Halves lost in the window must not leave a pair "healthy" with certainty. A real agent is frozen
-# with SIGSTOP while two lab hosts keep pinging, until the 8 MiB ring buffer overflows and the
-# kernel side counts ring_buffer_full; after SIGCONT:
+# with SIGSTOP while two lab hosts keep pinging, until the ring buffers (one per CPU, 8 MiB in all
+# up to 8 CPUs) overflow and the kernel side counts ring_buffer_full; after SIGCONT:
 #  - capture.lost > 0 and the pairs' windows hold those losses: health null, state unknown,
 #    capture_complete false, skewscope_pair_capture_complete 0, no pair health sample;
 #  - once the window (8 s: long enough for every check above) has passed, fresh traffic makes the pairs ok with health 1 again.
@@ -37,7 +37,7 @@ note "before: a->b state $(field a b state), health $(field a b health), lost $(
 [ "$(field a b state)" = ok ] && [ "$(field a b health)" = 1 ] || fail "a->b should be ok with health 1 before the freeze"
 [ "$(field a b capture_complete)" = true ] || fail "capture_complete should be true before the freeze"
 
-# Frozen: the ring buffer (8 MiB, ~80k records) cannot hold 4 halves x 40k round trips.
+# Frozen: the ring buffers (8 MiB in all here, ~80k records) cannot hold 4 halves x 40k round trips.
 kill -STOP "$AGENT_PID"
 t0=$(date +%s.%N)
 pings 7101 40000

@@ -47,7 +47,6 @@ inline skewscope_half_event make_half(const Endpoint& local, const Endpoint& rem
   e.kind = send ? SKEWSCOPE_HALF_SEND : SKEWSCOPE_HALF_RECV;
   e.syscall = send ? SKEWSCOPE_SYS_WRITE : SKEWSCOPE_SYS_READ;
   e.pid = e.tid = 4242;
-  std::memcpy(e.comm, "synthetic", 10);
   return e;
 }
 

@@ -1,6 +1,7 @@
 /* The lab's hand-built verbs provider: see rdma_lab_provider.h for what it is and why. */
 #define _GNU_SOURCE
 #include "rdma_lab_provider.h"
+#include "rdma_lab_internal.h"
 
 #include <arpa/inet.h>
 #include <errno.h>
@@ -21,6 +22,7 @@
 enum lab_op_slot {
 	SLOT_ALLOC_PD = 5,
 	SLOT_CREATE_CQ = 15,
+	SLOT_CREATE_CQ_EX = 16, /* libibverbs' own create_cq_ex (verbs_context) calls it */
 	SLOT_CREATE_QP = 19,
 	SLOT_DEALLOC_PD = 26,
 	SLOT_DEREG_MR = 28,
@@ -72,46 +74,27 @@ void verbs_set_ops(struct verbs_context *vctx, const struct lab_context_ops *ops
 
 /* --- the provider's objects ---------------------------------------------------------------- */
 
-enum { LAB_MAX_QPS_PER_CQ = 64, LAB_MAX_RECVS = 4096, LAB_MAX_MSG = 65000 };
-
-struct lab_header {	/* precedes each message on the wire */
-	uint8_t opcode; /* enum ibv_wr_opcode */
-	uint8_t pad[3];
-	uint32_t imm; /* network order, as the application gave it */
-};
-
-struct lab_recv {
-	uint64_t wr_id;
-	void *addr;
-	uint32_t length;
-};
-
-struct lab_qp {
-	struct ibv_qp qp; /* first: libibverbs and the application see only this */
-	int sock;
-	struct lab_recv recvs[LAB_MAX_RECVS]; /* posted receives, a ring */
-	unsigned recv_head, recv_count;
-	int sq_sig_all;
-};
-
-struct lab_cq {
-	struct ibv_cq cq;
-	struct ibv_wc *ring;
-	unsigned capacity, head, count;
-	struct lab_qp *recv_qps[LAB_MAX_QPS_PER_CQ]; /* QPs whose receives complete here */
-};
-
-struct lab_context {
-	struct verbs_context vctx;
-};
-
-static int cq_push(struct lab_cq *cq, const struct ibv_wc *wc)
+int lab_cq_push(struct lab_cq *cq, const struct ibv_wc *wc)
 {
 	if (cq->count == cq->capacity)
 		return ENOMEM; /* CQ overrun: the application polls too little */
-	cq->ring[(cq->head + cq->count) % cq->capacity] = *wc;
+	unsigned slot = (cq->head + cq->count) % cq->capacity;
+	cq->ring[slot] = *wc;
+	cq->stamps[slot] = lab_nic_now();
 	cq->count++;
 	return 0;
+}
+
+int lab_cq_pop(struct lab_cq *cq, struct ibv_wc *wc, struct lab_stamp *stamp)
+{
+	if (!cq->count)
+		return 0;
+	*wc = cq->ring[cq->head];
+	if (stamp)
+		*stamp = cq->stamps[cq->head];
+	cq->head = (cq->head + 1) % cq->capacity;
+	cq->count--;
+	return 1;
 }
 
 static struct ibv_pd *lab_alloc_pd(struct ibv_context *context)
@@ -160,14 +143,17 @@ static struct ibv_cq *lab_create_cq(struct ibv_context *context, int cqe, struct
 		goto fail;
 	cq->capacity = (unsigned)cqe;
 	cq->ring = calloc(cq->capacity, sizeof(*cq->ring));
-	if (!cq->ring)
+	cq->stamps = calloc(cq->capacity, sizeof(*cq->stamps));
+	if (!cq->ring || !cq->stamps)
 		goto fail;
 	cq->cq.context = context;
 	cq->cq.cqe = cqe;
 	return &cq->cq;
 fail:
-	if (cq)
+	if (cq) {
 		free(cq->ring);
+		free(cq->stamps);
+	}
 	free(cq);
 	errno = EINVAL;
 	return NULL;
@@ -177,6 +163,7 @@ static int lab_destroy_cq(struct ibv_cq *ibcq)
 {
 	struct lab_cq *cq = (struct lab_cq *)ibcq;
 	free(cq->ring);
+	free(cq->stamps);
 	free(cq);
 	return 0;
 }
@@ -243,7 +230,7 @@ static void flush_recvs(struct lab_qp *qp)
 				    .status = IBV_WC_WR_FLUSH_ERR,
 				    .opcode = IBV_WC_RECV,
 				    .qp_num = qp->qp.qp_num};
-		if (cq_push((struct lab_cq *)qp->qp.recv_cq, &wc))
+		if (lab_cq_push((struct lab_cq *)qp->qp.recv_cq, &wc))
 			break;
 		qp->recv_head = (qp->recv_head + 1) % LAB_MAX_RECVS;
 		qp->recv_count--;
@@ -340,7 +327,7 @@ static int lab_post_send(struct ibv_qp *ibqp, struct ibv_send_wr *wr, struct ibv
 					    .opcode = done,
 					    .byte_len = (uint32_t)(len - sizeof(h)),
 					    .qp_num = qp->qp.qp_num};
-			if (cq_push((struct lab_cq *)qp->qp.send_cq, &wc)) {
+			if (lab_cq_push((struct lab_cq *)qp->qp.send_cq, &wc)) {
 				*bad = wr;
 				return ENOMEM;
 			}
@@ -384,22 +371,24 @@ static void deliver(struct lab_cq *cq, struct lab_qp *qp)
 				wc.imm_data = h.imm;
 			}
 		}
-		cq_push(cq, &wc);
+		lab_cq_push(cq, &wc);
 	}
+}
+
+void lab_cq_deliver(struct lab_cq *cq)
+{
+	for (int i = 0; i < LAB_MAX_QPS_PER_CQ; i++)
+		if (cq->recv_qps[i])
+			deliver(cq, cq->recv_qps[i]);
 }
 
 static int lab_poll_cq(struct ibv_cq *ibcq, int n, struct ibv_wc *wc)
 {
 	struct lab_cq *cq = (struct lab_cq *)ibcq;
 	int got = 0;
-	for (int i = 0; i < LAB_MAX_QPS_PER_CQ; i++)
-		if (cq->recv_qps[i])
-			deliver(cq, cq->recv_qps[i]);
-	while (got < n && cq->count) {
-		wc[got++] = cq->ring[cq->head];
-		cq->head = (cq->head + 1) % cq->capacity;
-		cq->count--;
-	}
+	lab_cq_deliver(cq);
+	while (got < n && lab_cq_pop(cq, &wc[got], NULL))
+		got++;
 	return got;
 }
 
@@ -414,6 +403,7 @@ static void lab_free_context(struct ibv_context *ibctx)
 static const struct lab_context_ops lab_ops = {.slot = {
 						       [SLOT_ALLOC_PD] = lab_alloc_pd,
 						       [SLOT_CREATE_CQ] = lab_create_cq,
+						       [SLOT_CREATE_CQ_EX] = lab_create_cq_ex,
 						       [SLOT_CREATE_QP] = lab_create_qp,
 						       [SLOT_DEALLOC_PD] = lab_dealloc_pd,
 						       [SLOT_DEREG_MR] = lab_dereg_mr,
@@ -437,6 +427,10 @@ static struct verbs_context *lab_alloc_context(struct ibv_device *device, int cm
 	if (!ctx)
 		return NULL;
 	verbs_set_ops(&ctx->vctx, &lab_ops);
+	/* The inline ibv_query_rt_values_ex calls this public verbs_context field, where
+	 * verbs_set_ops would copy the op (libibverbs keeps no wrapper of its own for it): set
+	 * directly, which needs no private slot number. */
+	ctx->vctx.query_rt_values = lab_query_rt_values;
 	return &ctx->vctx;
 }
 

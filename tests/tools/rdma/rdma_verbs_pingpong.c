@@ -6,6 +6,13 @@
  *   rdma_verbs_pingpong --connect ADDR:PORT --local ADDR [--count N] ...   (client: asks)
  *   rdma_verbs_pingpong --bench N                                          (cost per verb call)
  *
+ * --cq-ex ts|wallclock|plain: the CQ is an extended one (ibv_create_cq_ex) asking for completion
+ * timestamps (raw NIC clock or wall clock; plain: none), polled with ibv_start_poll/next_poll and
+ * read with ibv_wc_read_*, as an application wanting the NIC's stamps does (rdma_poll.c).
+ * --rt-sample-ms M: with --cq-ex, read the NIC clock (ibv_query_rt_values_ex) twice 200 ms apart
+ * before the first message (a baseline to measure its rate over), then every M ms, as an
+ * application relating NIC stamps to its own clock would; 0 (default): never.
+ *
  * The client sends N messages (every --imm-every'th as RDMA_WRITE_WITH_IMM, the rest SEND), each
  * answered by a SEND from the server, plus --writes RDMA WRITEs (no receive completion). At the
  * end both sides move their QP to ERR, which flushes --window posted receives each.
@@ -24,6 +31,7 @@
 #include <unistd.h>
 
 #include "rdma_lab_provider.h"
+#include "rdma_poll.h"
 
 #define DIE(...)                                                      \
 	do {                                                          \
@@ -36,7 +44,8 @@ enum { MSG = 4096 };
 
 struct options {
 	const char *listen, *connect, *local;
-	long count, writes, imm_every, window, size, bench;
+	long count, writes, imm_every, window, size, bench, rt_sample_ms;
+	const char *cq_ex;
 };
 
 struct conn_info {
@@ -49,11 +58,18 @@ struct verbs {
 	struct ibv_pd *pd;
 	struct ibv_mr *mr;
 	struct ibv_cq *cq;
+	struct poll_cq_ex ex; /* --cq-ex: the extended CQ (cq is its ibv_cq) */
 	struct ibv_qp *qp;
 	char *buf; /* window receive slots, then one send slot */
 	long window;
 	long sends, send_completions, recvs, writes, write_imm, flushed, errors;
 };
+
+/* ibv_poll_cq, or the extended CQ's start/next/end_poll with the same result. */
+static int poll_some(struct verbs *v, int n, struct ibv_wc *wc)
+{
+	return v->ex.cq ? poll_cq_ex(&v->ex, n, wc) : ibv_poll_cq(v->cq, n, wc);
+}
 
 static void split_addr(const char *text, struct sockaddr_in *out)
 {
@@ -113,7 +129,7 @@ static void oob_exchange(int fd, const void *mine, void *theirs, size_t len)
 	}
 }
 
-static void open_verbs(struct verbs *v, long window)
+static void open_verbs(struct verbs *v, long window, const char *cq_ex)
 {
 	v->window = window;
 	v->ctx = ibv_open_device(rdma_lab_device());
@@ -124,7 +140,13 @@ static void open_verbs(struct verbs *v, long window)
 	v->mr = v->pd && v->buf ? ibv_reg_mr(v->pd, v->buf, (size_t)(window + 1) * MSG,
 					     IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE)
 				: NULL;
-	v->cq = ibv_create_cq(v->ctx, (int)(2 * window + 16), NULL, NULL, 0);
+	if (cq_ex) {
+		if (poll_create_cq_ex(&v->ex, v->ctx, (int)(2 * window + 16), cq_ex))
+			DIE("ibv_create_cq_ex (%s): %s", cq_ex, strerror(errno));
+		v->cq = ibv_cq_ex_to_cq(v->ex.cq);
+	} else {
+		v->cq = ibv_create_cq(v->ctx, (int)(2 * window + 16), NULL, NULL, 0);
+	}
 	if (!v->pd || !v->mr || !v->cq)
 		DIE("PD, MR or CQ failed");
 	struct ibv_qp_init_attr qa = {.send_cq = v->cq,
@@ -211,7 +233,7 @@ static void wait_recv(struct verbs *v)
 {
 	for (long spins = 0;; spins++) {
 		struct ibv_wc wc[8];
-		int n = ibv_poll_cq(v->cq, 8, wc), got = 0;
+		int n = poll_some(v, 8, wc), got = 0;
 		if (n < 0)
 			DIE("ibv_poll_cq failed");
 		for (int i = 0; i < n; i++) {
@@ -245,7 +267,7 @@ static void finish(struct verbs *v, int fd, const char *role)
 		DIE("ERR failed");
 	struct ibv_wc wc[16];
 	int n;
-	while ((n = ibv_poll_cq(v->cq, 16, wc)) > 0)
+	while ((n = poll_some(v, 16, wc)) > 0)
 		for (int i = 0; i < n; i++) {
 			if (wc[i].status == IBV_WC_WR_FLUSH_ERR)
 				v->flushed++;
@@ -255,9 +277,10 @@ static void finish(struct verbs *v, int fd, const char *role)
 				v->send_completions++;
 		}
 	printf("{\"role\":\"%s\",\"pid\":%d,\"qpn\":%u,\"sends\":%ld,\"recvs\":%ld,\"writes\":%ld,"
-	       "\"write_imm\":%ld,\"flushed\":%ld,\"errors\":%ld,\"send_completions\":%ld}\n",
+	       "\"write_imm\":%ld,\"flushed\":%ld,\"errors\":%ld,\"send_completions\":%ld,"
+	       "\"stamps_read\":%ld,\"clock_samples\":%ld}\n",
 	       role, getpid(), v->qp->qp_num, v->sends, v->recvs, v->writes, v->write_imm, v->flushed,
-	       v->errors, v->send_completions);
+	       v->errors, v->send_completions, v->ex.stamps_read, v->ex.clock_samples);
 	fflush(stdout);
 	ibv_destroy_qp(v->qp);
 	ibv_destroy_cq(v->cq);
@@ -277,10 +300,10 @@ static double now_s(void)
 
 /* Cost per verb call on a QP connected to itself over loopback: what a uprobe adds shows as the
  * difference between a run with the agent and one without. */
-static void bench(long n)
+static void bench(long n, const char *cq_ex)
 {
 	struct verbs v = {0};
-	open_verbs(&v, 64);
+	open_verbs(&v, 64, cq_ex);
 	struct conn_info self = {.qpn = v.qp->qp_num,
 				 .gid = {[10] = 0xff, [11] = 0xff, [12] = 127, [15] = 1}};
 	connect_qp(&v, &self);
@@ -296,7 +319,7 @@ static void bench(long n)
 		struct ibv_wc wc[1];
 		int got = 0;
 		while (got < 64) { /* 32 send + 32 receive completions, one per call */
-			int k = ibv_poll_cq(v.cq, 1, wc);
+			int k = poll_some(&v, 1, wc);
 			if (k < 0)
 				DIE("poll failed");
 			got += k;
@@ -304,7 +327,7 @@ static void bench(long n)
 		}
 		double t2 = now_s();
 		for (int i = 0; i < 64; i++)
-			ibv_poll_cq(v.cq, 1, wc);
+			poll_some(&v, 1, wc);
 		double t3 = now_s();
 		post_s += t1 - t0;
 		poll_hit_s += t2 - t1;
@@ -315,6 +338,14 @@ static void bench(long n)
 	       "\"post_send_calls\":%ld,\"poll_calls\":%ld}\n",
 	       post_s * 1e9 / (double)(rounds * 32), poll_hit_s * 1e9 / (double)polled,
 	       poll_empty_s * 1e9 / (double)(rounds * 64), rounds * 32, polled);
+}
+
+static void maybe_sample(struct verbs *v, const struct options *o, double *last)
+{
+	if (!o->cq_ex || o->rt_sample_ms <= 0 || now_s() - *last < (double)o->rt_sample_ms / 1000)
+		return;
+	poll_sample_clock(&v->ex, v->ctx);
+	*last = now_s();
 }
 
 int main(int argc, char **argv)
@@ -342,12 +373,16 @@ int main(int argc, char **argv)
 			o.size = atol(val);
 		else if (!strcmp(a, "--bench"))
 			o.bench = atol(val);
+		else if (!strcmp(a, "--cq-ex"))
+			o.cq_ex = val;
+		else if (!strcmp(a, "--rt-sample-ms"))
+			o.rt_sample_ms = atol(val);
 		else
 			DIE("unknown option %s", a);
 		i++;
 	}
 	if (o.bench > 0) {
-		bench(o.bench);
+		bench(o.bench, o.cq_ex);
 		return 0;
 	}
 	if (!!o.listen == !!o.connect || !o.local || o.count < 0 || o.window < 1 || o.window > 1024 ||
@@ -360,14 +395,20 @@ int main(int argc, char **argv)
 		DIE("bad --local '%s'", o.local);
 	int fd = oob_connect(&o); /* before the device: many applications meet their peer first */
 	struct verbs v = {0};
-	open_verbs(&v, o.window);
+	open_verbs(&v, o.window, o.cq_ex);
 	mine.qpn = v.qp->qp_num;
 	oob_exchange(fd, &mine, &theirs, sizeof(mine));
 	connect_qp(&v, &theirs);
 	for (long s = 0; s < o.window; s++)
 		post_recv_slot(&v, (uint64_t)s);
 	char x = 0, y;
+	if (o.cq_ex && o.rt_sample_ms > 0) { /* calibrate: two NIC clock readings 200 ms apart */
+		poll_sample_clock(&v.ex, v.ctx);
+		usleep(200000);
+		poll_sample_clock(&v.ex, v.ctx);
+	}
 	oob_exchange(fd, &x, &y, 1); /* both have receives posted before the first send */
+	double last_sample = now_s();
 
 	if (o.connect) {
 		for (long w = 0; w < o.writes; w++)
@@ -377,11 +418,13 @@ int main(int argc, char **argv)
 			post(&v, imm ? IBV_WR_RDMA_WRITE_WITH_IMM : IBV_WR_SEND, (uint32_t)o.size,
 			     (uint64_t)i);
 			wait_recv(&v);
+			maybe_sample(&v, &o, &last_sample);
 		}
 	} else {
 		for (long i = 0; i < o.count; i++) {
 			wait_recv(&v);
 			post(&v, IBV_WR_SEND, (uint32_t)o.size, (uint64_t)i);
+			maybe_sample(&v, &o, &last_sample);
 		}
 	}
 	finish(&v, fd, o.connect ? "client" : "server");

@@ -2,6 +2,7 @@
 
 #include "capture/clock_mapping.hpp"
 #include "capture/half_decode.hpp"
+#include "capture/half_ring_size.hpp"
 #include "synthetic_halves.hpp"
 
 using namespace skewscope;
@@ -34,4 +35,13 @@ TEST_CASE("monotonic to realtime uses the mapping valid at capture time") {
   CHECK(m.to_realtime(10) == 999'010);  // older than every sample: the oldest mapping
   m.sample_now();
   CHECK(m.size() >= 2);
+}
+
+TEST_CASE("the half rings share 8 MiB out per CPU, a power of 2 and at least 1 MiB each") {
+  CHECK(half_ring_bytes_per_cpu(0) == 8u << 20);  // a count of 0 is treated as 1
+  CHECK(half_ring_bytes_per_cpu(1) == 8u << 20);
+  CHECK(half_ring_bytes_per_cpu(2) == 4u << 20);
+  CHECK(half_ring_bytes_per_cpu(3) == 4u << 20);  // 2.67 MiB rounded up to a power of 2
+  CHECK(half_ring_bytes_per_cpu(8) == 1u << 20);
+  CHECK(half_ring_bytes_per_cpu(64) == 1u << 20);  // the floor: 64 MiB in all on 64 CPUs
 }

@@ -1,0 +1,105 @@
+#!/usr/bin/env bash
+# CPU per traced 64 B message (both halves: BPF + agent) for several agent binaries, measured in
+# alternating rounds under the same conditions, so that a shared machine's load falls on every
+# configuration alike and the ratios hold even when the nanoseconds do not.
+#
+#   bench/overhead_tools/msg_cost.sh [--rounds N] [--duration SECONDS] [--build DIR] [--pin] CONFIG...
+#     CONFIG = LABEL=SKEWSCOPE_BINARY[:VARIANT]   e.g. before=/tmp/skewscope-main after=build/agent/cli/skewscope
+#
+# Each round runs, for every CONFIG in an order rotated round by round: a fresh agent watching two
+# lab hosts (--domain a, b, --only-domains), a 64 B stream host 1 -> host 2 for SECONDS, then
+# reads the kernel's per-program time (kernel.bpf_stats_enabled, on for the run, restored after)
+# and the agent's own CPU (every thread's /proc/PID/task/TID/schedstat) over the stream.
+# Prints per-program ns per run, BPF ns per message, agent ns per message and their sum, as the
+# median over rounds, and each configuration's ratio to the first. lab_traffic comes from --build.
+# --pin: the stream's source on CPU 0, its sink on CPU 1, so that the two halves of a message are
+# emitted on different CPUs at the same time (as on a quiet machine) even when other load would
+# otherwise time-slice both on one CPU.
+source "$(dirname "$0")/../lib.sh"
+
+rounds=5 duration=3 configs=() pin_sink=() pin_source=()
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --rounds) rounds=$2; shift 2 ;;
+    --duration) duration=$2; shift 2 ;;
+    --build) BUILD=$2; shift 2 ;;
+    --pin) pin_source=(taskset -c 0) pin_sink=(taskset -c 1); shift ;;
+    -h|--help) sed -n '2,14p' "$0" >&2; exit 2 ;;
+    *=*) configs+=("$1"); shift ;;
+    *) die "unknown argument $1 (see --help)" ;;
+  esac
+done
+[ ${#configs[@]} -ge 1 ] || die "give at least one LABEL=BINARY[:VARIANT]"
+[[ "$rounds" =~ ^[0-9]+$ ]] && [ "$rounds" -ge 1 ] || die "--rounds must be a positive integer"
+bench_init
+for c in "${configs[@]}"; do
+  spec=${c#*=}
+  [ -x "${spec%%:*}" ] || die "no executable ${spec%%:*}"
+done
+lab_up 2
+B=10.77.0.2
+port=21000
+rows=$WORK/msg_cost.tsv  # label round messages bpf_ns agent_ns prog:ns:runs...
+: >"$rows"
+
+agent_cpu_ns() {  # CPU time of every agent thread so far, in ns (schedstat: not tick-rounded)
+  cat /proc/"$AGENT_PID"/task/*/schedstat | awk '{ s += $1 } END { printf "%.0f", s }'
+}
+
+one_run() {  # one_run LABEL BINARY VARIANT ROUND
+  local label=$1 bin=$2 variant=$3 round=$4 cpu0 cpu1 msgs sink
+  SKEWSCOPE=$bin SKEWSCOPE_FORCE_VARIANT=$variant \
+    start_agent --domain a=netns:"$(netns_path 1)" --domain b=netns:"$(netns_path 2)" --only-domains
+  port=$((port + 1))
+  in_host 2 "${pin_sink[@]}" "$BT" stream-sink --listen $B:$port --size 64 --duration $((duration + 20)) >"$WORK/sink" &
+  sink=$!
+  agent_bpf_runtime_by_prog | sort >"$WORK/p0"
+  cpu0=$(agent_cpu_ns)
+  in_host 1 "${pin_source[@]}" "$BT" stream-source --connect $B:$port --size 64 --count 50000000 --duration "$duration" >/dev/null
+  wait $sink
+  sleep 0.3  # the agent drains the ring buffer (it polls every 20 ms)
+  cpu1=$(agent_cpu_ns)
+  agent_bpf_runtime_by_prog | sort >"$WORK/p1"
+  msgs=$(awk 'FNR == 1 { for (i = 2; i <= NF; i++) { split($i, kv, "="); if (kv[1] == "messages") print kv[2] } }' "$WORK/sink")
+  agent_stop
+  join "$WORK/p0" "$WORK/p1" | awk -v l="$label" -v r="$round" -v m="$msgs" -v a=$((cpu1 - cpu0)) '
+    { t += $4 - $2; progs = progs sprintf(" %s:%d:%d", $1, $4 - $2, $5 - $3) }
+    END { printf "%s %d %d %d %d%s\n", l, r, m, t, a, progs }' >>"$rows"
+  note "round $round $label: $(tail -1 "$rows")"
+}
+
+note "msg_cost: $rounds round(s) of ${duration}s 64 B streams; $(machine); load $(cut -d' ' -f1-3 /proc/loadavg)"
+bpf_stats_on
+n=${#configs[@]}
+for round in $(seq 1 "$rounds"); do
+  for i in $(seq 0 $((n - 1))); do
+    c=${configs[$(((i + round - 1) % n))]}
+    label=${c%%=*} spec=${c#*=} variant=
+    [[ "$spec" == *:* ]] && variant=${spec#*:}
+    one_run "$label" "${spec%%:*}" "$variant" "$round"
+  done
+done
+bpf_stats_off
+load_end=$(cut -d' ' -f1-3 /proc/loadavg)
+
+echo "### msg_cost: CPU per traced 64 B message ($(date -u +%Y-%m-%dT%H:%MZ))"
+echo
+echo "$rounds rounds of ${duration} s${pin_sink[*]:+, source on CPU 0 and sink on CPU 1}, configurations alternated; load average at the end $load_end; $(machine)."
+echo "Medians over rounds; ratio = median of the per-round ratios to \`${configs[0]%%=*}\`."
+echo
+echo "| config | messages/s | BPF ns per msg | agent ns per msg | total ns per msg | total ratio | BPF ns per run, by program |"
+echo "|---|---|---|---|---|---|---|"
+first=${configs[0]%%=*}
+for c in "${configs[@]}"; do
+  label=${c%%=*}
+  awk -v l="$label" -v f="$first" -v d="$duration" '
+    function med(a, k,   i, j, t) { for (i = 1; i <= k; i++) for (j = i + 1; j <= k; j++) if (a[j] < a[i]) { t = a[i]; a[i] = a[j]; a[j] = t }
+      return (k % 2) ? a[(k + 1) / 2] : (a[k / 2] + a[k / 2 + 1]) / 2 }
+    $3 > 0 { tot[$1, $2] = ($4 + $5) / $3 }
+    $1 == l && $3 > 0 { k++; rate[k] = $3 / d; bpf[k] = $4 / $3; ag[k] = $5 / $3; all[k] = ($4 + $5) / $3; rnd[k] = $2
+      for (i = 6; i <= NF; i++) { split($i, x, ":"); if (x[3] > 0) { pn[x[1]] = 1; pc[x[1]]++; pv[x[1], pc[x[1]]] = x[2] / x[3] } } }
+    END { for (i = 1; i <= k; i++) if ((f, rnd[i]) in tot) { q++; ratio[q] = all[i] / tot[f, rnd[i]] }
+      progs = ""
+      for (name in pn) { delete v; for (i = 1; i <= pc[name]; i++) v[i] = pv[name, i]; progs = progs sprintf("%s %.0f; ", name, med(v, pc[name])) }
+      printf "| %s | %.0f | %.0f | %.0f | %.0f | %.3f | %s |\n", l, med(rate, k), med(bpf, k), med(ag, k), med(all, k), q ? med(ratio, q) : 0, progs }' "$rows"
+done
