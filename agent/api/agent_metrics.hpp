@@ -3,7 +3,7 @@
 
 #include <string>
 
-#include "health/agent_report.hpp"
+#include "core/agent_report.hpp"
 
 namespace skewscope {
 

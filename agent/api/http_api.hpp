@@ -13,7 +13,7 @@
 #include <thread>
 
 #include "api/web_config.hpp"
-#include "health/agent_report.hpp"
+#include "core/agent_report.hpp"
 
 struct MHD_Daemon;
 

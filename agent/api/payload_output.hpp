@@ -5,7 +5,7 @@
 #include <nlohmann/json.hpp>
 
 #include "api/prometheus_writer.hpp"
-#include "health/agent_report.hpp"
+#include "core/agent_report.hpp"
 
 namespace skewscope {
 

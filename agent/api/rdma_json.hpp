@@ -3,7 +3,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "health/agent_report.hpp"
+#include "core/agent_report.hpp"
 
 namespace skewscope {
 

@@ -7,7 +7,7 @@
 #include <mutex>
 
 #include "api/http_api.hpp"
-#include "cli/agent_core.hpp"
+#include "core/agent_core.hpp"
 
 namespace skewscope {
 

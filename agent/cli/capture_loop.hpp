@@ -9,7 +9,7 @@
 #include <string>
 
 #include "capture/event_source.hpp"
-#include "cli/agent_core.hpp"
+#include "core/agent_core.hpp"
 
 namespace skewscope {
 

@@ -8,7 +8,7 @@
 #include <string>
 
 #include "capture/payload_source.hpp"
-#include "cli/agent_core.hpp"
+#include "core/agent_core.hpp"
 
 namespace skewscope {
 

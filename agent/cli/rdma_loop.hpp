@@ -7,7 +7,7 @@
 #include <string>
 
 #include "capture/rdma_capture.hpp"
-#include "cli/agent_core.hpp"
+#include "core/agent_core.hpp"
 
 namespace skewscope {
 

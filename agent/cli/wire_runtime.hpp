@@ -14,8 +14,8 @@
 
 #include "capture/wire_capture.hpp"
 #include "capture/wire_decode.hpp"
-#include "cli/agent_core.hpp"
 #include "clocks/phc_mapping.hpp"
+#include "core/agent_core.hpp"
 #include "correlate/wire_correlator.hpp"
 #include "health/level_health.hpp"
 

@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "capture/clock_mapping.hpp"
-#include "cli/agent_core.hpp"
+#include "core/agent_core.hpp"
 #include "exchange/flow_keys.hpp"
 #include "exchange/local_addresses.hpp"
 

@@ -165,7 +165,8 @@ bool RemotePairing::uncertain(const Partition& p, std::int64_t now_ns) const {
   return now_ns - p.owned_since_ns < window_ns_ || (p.last_loss_ns && now_ns - *p.last_loss_ns < window_ns_);
 }
 
-void RemotePairing::append_to(AgentReport& report, std::int64_t now_ns) const {
+RemoteResults RemotePairing::results(std::int64_t now_ns) const {
+  RemoteResults results;
   for (const auto& [_, part] : partitions_) {
     auto at_risk = [&](const PairKey& k) {
       auto e = part.estimator.estimate(k.src, k.dst);
@@ -178,16 +179,12 @@ void RemotePairing::append_to(AgentReport& report, std::int64_t now_ns) const {
     const bool unsure = uncertain(part, now_ns);
     for (PairReport& pair : h.pairs) {
       if (unsure) pair.state = PairState::unknown;
-      if (pair.health == 0) report.health.health = 0;
-      report.health.pairs.push_back(std::move(pair));
+      results.pairs.push_back(std::move(pair));
     }
-    for (auto& e : part.estimator.estimates()) report.estimates.push_back(e);
+    for (auto& e : part.estimator.estimates()) results.estimates.push_back(e);
   }
-  std::sort(report.health.pairs.begin(), report.health.pairs.end(),
-            [](const PairReport& a, const PairReport& b) { return a.key < b.key; });
-  for (const auto& [id, bound] : domain_bound_ns_)
-    if (id < report.domain_clocks.size() && !report.domain_clocks[id].error_bound_ns)
-      report.domain_clocks[id].error_bound_ns = bound;
+  results.domain_bounds_ns.assign(domain_bound_ns_.begin(), domain_bound_ns_.end());
+  return results;
 }
 
 void RemotePairing::fill(ExchangeReport& report) const {

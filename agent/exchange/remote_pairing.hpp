@@ -8,23 +8,34 @@
 // axis is its receive half's wall-clock stamp, mapped into this agent's monotonic base.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <map>
 #include <optional>
 #include <unordered_map>
+#include <utility>
 #include <vector>
 
 #include "correlate/correlator.hpp"
 #include "correlate/kafka_batch_matcher.hpp"
+#include "correlate/message_pairing.hpp"
 #include "correlate/rdma_pairing.hpp"
 #include "domains/domain_registry.hpp"
 #include "estimate/estimator.hpp"
 #include "exchange/exchange_report.hpp"
 #include "exchange/record_codec.hpp"
-#include "health/agent_report.hpp"
 #include "health/health_tracker.hpp"
 
 namespace skewscope::exchange {
+
+// What the owned partitions add to the agent's report; the agent core puts it there, so that
+// the exchange knows nothing of the report that combines every stage.
+struct RemoteResults {
+  std::vector<PairReport> pairs;  // one per pair of every owned partition, in no particular order
+  std::vector<estimate::PairEstimate> estimates;
+  // The clock error bound each remote sender declared for its domains (from its batches).
+  std::vector<std::pair<DomainId, std::int64_t>> domain_bounds_ns;
+};
 
 class RemotePairing {
  public:
@@ -43,10 +54,9 @@ class RemotePairing {
   // Ages pending halves; `estimate` also re-evaluates the estimators (about once a second).
   void tick(std::int64_t now_ns, bool estimate);
 
-  // Adds the owned partitions' pairs and estimates to a report built by the agent core. A pair
-  // whose partition arrived, or lost halves, less than a window ago is `unknown`: its window is
-  // not complete, whatever it holds.
-  void append_to(AgentReport& report, std::int64_t now_ns) const;
+  // The owned partitions' pairs and estimates. A pair whose partition arrived, or lost halves,
+  // less than a window ago is `unknown`: its window is not complete, whatever it holds.
+  RemoteResults results(std::int64_t now_ns) const;
   void fill(ExchangeReport& report) const;
 
   // Kafka spans (transport kafka) paired by the last ingest(), with their topics, for the

@@ -18,7 +18,7 @@
 #include <memory>
 
 #include "capture/half_decode.hpp"
-#include "cli/agent_core.hpp"
+#include "core/agent_core.hpp"
 #include "correlate/correlator.hpp"
 #include "synthetic_traffic.hpp"
 

@@ -18,7 +18,7 @@
 #include <nlohmann/json.hpp>
 #include <thread>
 
-#include "cli/agent_core.hpp"
+#include "core/agent_core.hpp"
 #include "exchange/kafka_exchange.hpp"
 #include "synthetic_halves.hpp"
 

@@ -1,7 +1,7 @@
 // AgentCore's RDMA path: raw verbs records -> domains, simulated clock -> pairing -> health.
 #include <doctest/doctest.h>
 
-#include "cli/agent_core.hpp"
+#include "core/agent_core.hpp"
 
 using namespace skewscope;
 

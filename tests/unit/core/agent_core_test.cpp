@@ -1,4 +1,4 @@
-#include "cli/agent_core.hpp"
+#include "core/agent_core.hpp"
 
 #include <doctest/doctest.h>
 

@@ -7,9 +7,9 @@
 
 #include "api/agent_metrics.hpp"
 #include "api/status_json.hpp"
-#include "cli/agent_core.hpp"
 #include "cli/capture_loop.hpp"
 #include "cli/status_table.hpp"
+#include "core/agent_core.hpp"
 #include "health/health_tracker.hpp"
 #include "synthetic_halves.hpp"
 

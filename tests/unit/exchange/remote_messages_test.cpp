@@ -2,6 +2,7 @@
 // that decides which fetches leave an agent (KafkaBatchMatcher with wait = false).
 #include <doctest/doctest.h>
 
+#include "core/agent_report.hpp"
 #include "correlate/kafka_batch_matcher.hpp"
 #include "exchange/remote_pairing.hpp"
 
@@ -55,7 +56,7 @@ struct Fixture {
   AgentReport report(std::int64_t now) {
     AgentReport r;
     r.domain_clocks.resize(domains.size());
-    pairing.append_to(r, now);
+    add_remote_results(r, pairing.results(now));
     return r;
   }
   ExchangeReport exchange() const {

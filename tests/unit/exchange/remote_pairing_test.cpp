@@ -2,6 +2,8 @@
 
 #include <doctest/doctest.h>
 
+#include "core/agent_report.hpp"
+
 namespace skewscope::exchange {
 namespace {
 
@@ -31,7 +33,7 @@ struct Fixture {
   AgentReport report(std::int64_t now) {
     AgentReport r;
     r.domain_clocks.resize(domains.size());
-    pairing.append_to(r, now);
+    add_remote_results(r, pairing.results(now));
     return r;
   }
 };

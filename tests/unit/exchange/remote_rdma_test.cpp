@@ -1,5 +1,6 @@
 #include <doctest/doctest.h>
 
+#include "core/agent_report.hpp"
 #include "exchange/remote_pairing.hpp"
 
 namespace skewscope::exchange {
@@ -27,7 +28,7 @@ struct Fixture {
   const PairReport* pair(const char* src, const char* dst, std::int64_t now) {
     r = AgentReport{};
     r.domain_clocks.resize(domains.size());
-    pairing.append_to(r, now);
+    add_remote_results(r, pairing.results(now));
     for (const auto& p : r.health.pairs)
       if (domains.name(p.key.src) == src && domains.name(p.key.dst) == dst) return &p;
     return nullptr;

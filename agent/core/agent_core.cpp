@@ -1,4 +1,4 @@
-#include "cli/agent_core.hpp"
+#include "core/agent_core.hpp"
 
 #include <algorithm>
 
@@ -196,7 +196,7 @@ AgentReport AgentCore::report(std::int64_t now_ns, const SourceCounters& source)
     r.domain_clocks.push_back(clock);
   }
   if (exchange_) {
-    exchange_->pairing().append_to(r, now_ns);
+    add_remote_results(r, exchange_->pairing().results(now_ns));
     r.exchange.emplace();
     exchange_->fill(*r.exchange);
     r.exchange->remote_domains = domains_.remote_count();

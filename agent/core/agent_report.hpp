@@ -22,6 +22,10 @@
 #include "health/health_tracker.hpp"
 #include "health/level_health.hpp"
 
+namespace skewscope::exchange {
+struct RemoteResults;
+}
+
 namespace skewscope {
 
 struct IngestCounters {
@@ -111,5 +115,10 @@ struct AgentReport {
     return nullptr;
   }
 };
+
+// With --exchange: the pairs and estimates of the partitions this agent owns join the local ones
+// (pairs kept ordered by key, a violated pair makes the overall health 0), and a remote domain's
+// clock bound is the one its sender declared.
+void add_remote_results(AgentReport& report, exchange::RemoteResults&& remote);
 
 }  // namespace skewscope

@@ -1,4 +1,4 @@
-// The agent's stages wired in DESIGN.md's order, with no threads and no I/O of its own:
+// The agent's stages wired in the order of docs/architecture.md, with no threads and no I/O of its own:
 // raw halves -> decode -> domain + clock -> correlate -> health. Production feeds it from the ring
 // buffer, tests from a synthetic source; the caller serialises access.
 #pragma once
@@ -12,6 +12,7 @@
 #include "capture/clock_mapping.hpp"
 #include "capture/event_source.hpp"
 #include "capture/payload_source.hpp"
+#include "core/agent_report.hpp"
 #include "correlate/correlator.hpp"
 #include "correlate/message_pairing.hpp"
 #include "correlate/rdma_pairing.hpp"
@@ -19,7 +20,6 @@
 #include "domains/simulated_clocks.hpp"
 #include "estimate/estimator.hpp"
 #include "exchange/core_exchange.hpp"
-#include "health/agent_report.hpp"
 #include "health/health_tracker.hpp"
 
 namespace skewscope {

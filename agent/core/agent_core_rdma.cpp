@@ -2,7 +2,7 @@
 // the same health, estimator and recent spans as TCP (transport "rdma").
 #include <cstddef>
 
-#include "cli/agent_core.hpp"
+#include "core/agent_core.hpp"
 
 namespace skewscope {
 
