@@ -26,7 +26,15 @@ nlohmann::json payload_json(const PayloadReport& p) {
             {"read_failed", s.read_failed},
             {"table_full", s.arm_full},
             {"malformed", s.malformed_records}}},
-          {"sockets", {{"kafka", s.sockets_kafka}, {"zmtp", s.sockets_zmtp}, {"other", s.sockets_other}}},
+          {"sockets",
+           {{"kafka", s.sockets_kafka},
+            {"zmtp", s.sockets_zmtp},
+            {"other", s.sockets_other},
+            {"kafka_broker_side", s.sockets_kafka_broker_side},
+            {"outside_domains", s.sockets_outside_domains}}},
+          {"classified_mid_stream", s.sockets_mid_stream},
+          {"outside_domain_calls", s.outside_calls},
+          {"wakeups", s.wakeups},
           {"rejected", rejected},
           {"outside_domains", p.outside_domains},
           {"zmtp",
@@ -70,6 +78,10 @@ void append_payload_metrics(PrometheusWriter& w, const PayloadReport& p) {
   w.sample("skewscope_payload_sockets_total", {{"protocol", "kafka"}}, static_cast<double>(s.sockets_kafka));
   w.sample("skewscope_payload_sockets_total", {{"protocol", "zmtp"}}, static_cast<double>(s.sockets_zmtp));
   w.sample("skewscope_payload_sockets_total", {{"protocol", "other"}}, static_cast<double>(s.sockets_other));
+  w.sample("skewscope_payload_sockets_total", {{"protocol", "kafka_broker_side"}},
+           static_cast<double>(s.sockets_kafka_broker_side));
+  w.sample("skewscope_payload_sockets_total", {{"protocol", "outside_domains"}},
+           static_cast<double>(s.sockets_outside_domains));
   w.family("skewscope_message_halves_total", "counter",
            "Message halves found in the payloads: ZMTP messages and Kafka record batches, by transport and kind.");
   w.sample("skewscope_message_halves_total", {{"transport", "zmtp"}, {"kind", "send"}},

@@ -21,6 +21,8 @@ static_assert(offsetof(skewscope_payload_event, netns_ino) == 60);
 static_assert(offsetof(skewscope_payload_event, captured_len) == 64);
 static_assert(offsetof(skewscope_payload_event, kind) == 68);
 static_assert(offsetof(skewscope_payload_event, protocol) == 69);
+static_assert(sizeof(skewscope_payload_scope_key) == 16);
+static_assert(offsetof(skewscope_payload_scope_key, kind) == 8);
 
 const char* payload_reject_name(PayloadReject r) {
   switch (r) {

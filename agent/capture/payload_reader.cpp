@@ -4,6 +4,8 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 
+#include <sys/epoll.h>
+
 #include <cerrno>
 #include <cstring>
 
@@ -57,6 +59,13 @@ bool PayloadRingReader::poll(std::vector<PayloadRecord>& out) {
   return false;
 }
 
+void PayloadRingReader::wait(std::chrono::milliseconds timeout) {
+  // Only the epoll: the records stay in the ring for poll(), which bounds the batch.
+  epoll_event ready;
+  if (epoll_wait(ring_buffer__epoll_fd(ring_), &ready, 1, static_cast<int>(timeout.count())) < 0 && errno != EINTR)
+    std::this_thread::sleep_for(timeout);  // never a busy loop; poll() reports a broken ring
+}
+
 PayloadCounters PayloadRingReader::counters() const {
   PayloadCounters c;
   c.malformed_records = malformed_.load(std::memory_order_relaxed);
@@ -72,6 +81,11 @@ PayloadCounters PayloadRingReader::counters() const {
   c.sockets_kafka = sum(SKEWSCOPE_PCNT_CLASSIFIED_KAFKA);
   c.sockets_zmtp = sum(SKEWSCOPE_PCNT_CLASSIFIED_ZMTP);
   c.sockets_other = sum(SKEWSCOPE_PCNT_CLASSIFIED_OTHER);
+  c.sockets_kafka_broker_side = sum(SKEWSCOPE_PCNT_CLASSIFIED_KAFKA_BROKER_SIDE);
+  c.sockets_outside_domains = sum(SKEWSCOPE_PCNT_CLASSIFIED_OUTSIDE_DOMAINS);
+  c.outside_calls = sum(SKEWSCOPE_PCNT_OUTSIDE_CALLS);
+  c.wakeups = sum(SKEWSCOPE_PCNT_WAKEUPS);
+  c.sockets_mid_stream = sum(SKEWSCOPE_PCNT_CLASSIFIED_MID_STREAM);
   return c;
 }
 

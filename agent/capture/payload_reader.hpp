@@ -21,6 +21,7 @@ class PayloadRingReader final : public PayloadSource {
   PayloadRingReader& operator=(const PayloadRingReader&) = delete;
 
   bool poll(std::vector<PayloadRecord>& out) override;
+  void wait(std::chrono::milliseconds timeout) override;
   PayloadCounters counters() const override;
   std::string error() const override { return error_; }
   // A pass stops after this many records: the caller's vector stays bounded.

@@ -50,4 +50,30 @@ std::string fill_payload_ports(bpf_map* map, const PayloadSettings& settings) {
   return {};
 }
 
+Status parse_payload_ring_mb(std::uint32_t mib, std::uint32_t& bytes) {
+  if (mib < 1 || mib > 256 || (mib & (mib - 1)) != 0)
+    return Status::fail(std::to_string(mib) + " must be a power of two from 1 to 256");
+  bytes = mib << 20;
+  return Status::ok();
+}
+
+Status fill_payload_scope(bpf_map* map, const PayloadSettings& settings) {
+  if (!settings.scoped) return Status::ok();
+  if (settings.scope_cgroups.size() + settings.scope_netns.size() > SKEWSCOPE_PAYLOAD_MAX_SCOPE)
+    return Status::fail("the payload capture can be scoped to at most " + std::to_string(SKEWSCOPE_PAYLOAD_MAX_SCOPE) +
+                        " domains");
+  auto put = [&](std::uint64_t id, std::uint32_t kind) {
+    const skewscope_payload_scope_key key{id, kind, 0};
+    const std::uint8_t in = 1;
+    return bpf_map__update_elem(map, &key, sizeof key, &in, sizeof in, 0) == 0;
+  };
+  for (std::uint64_t cgroup : settings.scope_cgroups)
+    if (!put(cgroup, SKEWSCOPE_SCOPE_CGROUP))
+      return Status::fail("filling the payload scope (cgroup " + std::to_string(cgroup) + "): " + std::strerror(errno));
+  for (std::uint32_t netns : settings.scope_netns)
+    if (!put(netns, SKEWSCOPE_SCOPE_NETNS))
+      return Status::fail("filling the payload scope (netns " + std::to_string(netns) + "): " + std::strerror(errno));
+  return Status::ok();
+}
+
 }  // namespace skewscope

@@ -6,6 +6,7 @@
 #include <chrono>
 #include <cstdint>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "skewscope/abi/payload_event.h"
@@ -24,10 +25,15 @@ struct PayloadCounters {
   std::uint64_t read_failed = 0;    // user memory that could not be read
   std::uint64_t iov_truncated = 0;  // calls with more iovec segments than the bounded walk
   std::uint64_t arm_full = 0;       // calls not copied: per-thread table full
-  std::uint64_t sockets_kafka = 0;  // sockets classified, by verdict
+  std::uint64_t sockets_kafka = 0;  // sockets classified, by verdict (Kafka: client ends, followed)
   std::uint64_t sockets_zmtp = 0;
   std::uint64_t sockets_other = 0;
-  std::uint64_t malformed_records = 0;  // records shorter than their header says (never decoded)
+  std::uint64_t sockets_kafka_broker_side = 0;  // Kafka ends that received first: never copied
+  std::uint64_t sockets_outside_domains = 0;    // --only-domains: first used outside them, never classified
+  std::uint64_t outside_calls = 0;              // calls on a followed socket from outside every domain
+  std::uint64_t sockets_mid_stream = 0;         // of the sockets classified from bytes: from mid-stream bytes
+  std::uint64_t wakeups = 0;                    // records submitted with a forced wake-up of the reader
+  std::uint64_t malformed_records = 0;          // records shorter than their header says (never decoded)
 };
 
 class PayloadSource {
@@ -35,6 +41,9 @@ class PayloadSource {
   virtual ~PayloadSource() = default;
   // Appends the records available now (never waits). False when the source failed.
   virtual bool poll(std::vector<PayloadRecord>& out) = 0;
+  // Returns when records may be waiting: at the source's wake-up (the kernel side forces one
+  // when its ring fills up), or after `timeout`.
+  virtual void wait(std::chrono::milliseconds timeout) { std::this_thread::sleep_for(timeout); }
   virtual PayloadCounters counters() const = 0;
   virtual std::string error() const { return "the payload source ended"; }
 };

@@ -90,6 +90,15 @@ std::unique_ptr<TcpSyscallCapture> TcpSyscallCapture::open(const std::vector<Hoo
   self->skel_->rodata->ring_wakeup_bytes = ring_bytes / 4;
   self->skel_->rodata->payload_max = payload.max_bytes;
   self->skel_->rodata->payload_detect = payload.detect ? 1 : 0;
+  self->skel_->rodata->payload_scoped = payload.scoped ? 1 : 0;
+  // Without payload capture the ring is one page: its 8 MiB default would be locked memory for nothing.
+  const std::uint32_t payload_ring_bytes =
+      payload.max_bytes > 0 ? payload.ring_bytes : static_cast<std::uint32_t>(getpagesize());
+  self->skel_->rodata->payload_ring_bytes = payload_ring_bytes;
+  if (int err = bpf_map__set_max_entries(self->skel_->maps.payloads, payload_ring_bytes)) {
+    error = "sizing the payload ring buffer: " + std::string(std::strerror(-err));
+    return nullptr;
+  }
 
   if (int err = tcp_syscalls__load(self->skel_)) {
     error = "loading BPF programs of tcp_syscalls: " + std::string(std::strerror(-err)) + "\n" + take_libbpf_log();
@@ -97,6 +106,10 @@ std::unique_ptr<TcpSyscallCapture> TcpSyscallCapture::open(const std::vector<Hoo
   }
   if (std::string e = fill_payload_ports(self->skel_->maps.payload_ports, payload); !e.empty()) {
     error = e;
+    return nullptr;
+  }
+  if (Status s = fill_payload_scope(self->skel_->maps.payload_scope, payload); !s) {
+    error = s.error;
     return nullptr;
   }
   // Before any program attaches: a half emitted on a CPU without its ring would be lost.

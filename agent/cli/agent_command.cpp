@@ -81,6 +81,14 @@ Status plan_payload(const AgentOptions& o, AgentPlan& plan) {
   }
   if (plan.payload.max_bytes == 0 && (!o.payload_ports.empty() || o.payload_detect != "auto"))
     return Status::fail("--payload-port and --payload-detect need --payload-bytes");
+  if (Status ring = parse_payload_ring_mb(o.payload_ring_mb, plan.payload.ring_bytes); !ring)
+    return Status::fail("--payload-ring-mb: " + ring.error);
+  // With --only-domains the kernel side copies only what the agent keeps (the domains' calls).
+  plan.payload.scoped = plan.domains && plan.domains->only_domains();
+  if (plan.payload.scoped) {
+    plan.payload.scope_cgroups = plan.domains->cgroup_ids();
+    plan.payload.scope_netns = plan.domains->netns_inodes();
+  }
   return Status::ok();
 }
 
@@ -248,6 +256,9 @@ void add_agent_options(CLI::App& c, AgentOptions& o) {
   c.add_option("--payload-port", o.payload_ports,
                "kafka=PORT or zmtp=PORT: sockets on this port are that protocol; repeatable");
   c.add_option("--payload-detect", o.payload_detect, "auto (first bytes, then ports) or ports (only --payload-port)")
+      ->capture_default_str();
+  c.add_option("--payload-ring-mb", o.payload_ring_mb,
+               "payload ring buffer size in MiB (a power of two, 1..256): slack for a reader the machine delays")
       ->capture_default_str();
   c.add_option("--wire-timestamps", o.wire_timestamps,
                "IFACE[@NETNS_PATH][,...]: also stamp TCP segments where they leave and enter these interfaces "

@@ -38,6 +38,7 @@ struct AgentOptions {
   std::uint32_t payload_bytes = 0;
   std::vector<std::string> payload_ports;    // kafka=PORT, zmtp=PORT
   std::string payload_detect = "auto";       // auto: first bytes and ports; ports: ports only
+  std::uint32_t payload_ring_mb = 8;         // the payload ring buffer's size
   std::vector<std::string> wire_timestamps;  // IFACE[@NETNS_PATH],...: wire-level stamps; empty: off
   std::vector<std::string> wire_cgroups;     // sock_ops send side for these cgroups' sockets
   bool wire_ack_samples = false;             // pure ACKs as reverse one-way samples

@@ -13,8 +13,9 @@ std::string run_payload_loop(PayloadSource& source, AgentCore& core, std::mutex&
   std::vector<PayloadRecord> batch;
   bool behind = false;
   while (!stopping) {
-    // Records are submitted without waking a reader: a pass every 20 ms, at once while behind.
-    if (!behind) std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    // Records are submitted without waking a reader until the ring fills up: a pass at that
+    // wake-up or every 20 ms, at once while behind.
+    if (!behind) source.wait(std::chrono::milliseconds(20));
     batch.clear();
     const bool ok = source.poll(batch);
     behind = batch.size() >= PayloadRingReader::kMaxBatch;

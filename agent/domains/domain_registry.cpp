@@ -82,6 +82,18 @@ std::optional<DomainId> DomainRegistry::intern_remote(const std::string& name, s
   return id;
 }
 
+std::vector<std::uint32_t> DomainRegistry::netns_inodes() const {
+  std::vector<std::uint32_t> out;
+  for (const auto& [ino, id] : by_netns_) out.push_back(ino);
+  return out;
+}
+
+std::vector<std::uint64_t> DomainRegistry::cgroup_ids() const {
+  std::vector<std::uint64_t> out;
+  for (const auto& [cgroup, id] : by_cgroup_) out.push_back(cgroup);
+  return out;
+}
+
 std::optional<DomainId> DomainRegistry::find(std::string_view name) const {
   for (std::size_t i = 0; i < names_.size(); ++i)
     if (names_[i] == name) return static_cast<DomainId>(i);

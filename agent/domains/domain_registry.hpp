@@ -37,6 +37,10 @@ class DomainRegistry {
   std::size_t remote_count() const { return remote_count_; }
 
   std::optional<DomainId> find(std::string_view name) const;
+  // The declared keys, for a kernel-side filter that must match exactly what classify() matches.
+  std::vector<std::uint32_t> netns_inodes() const;
+  std::vector<std::uint64_t> cgroup_ids() const;
+  bool only_domains() const { return only_domains_; }
   const std::string& name(DomainId id) const { return names_.at(id); }
   std::size_t size() const { return names_.size(); }
 

@@ -1,23 +1,29 @@
 /* Payload capture: a bounded copy of the bytes a call moved, only on the sockets a detector
- * classified as Kafka or ZMTP, sent on a ring buffer of its own (payloads).
+ * classified as Kafka (a client's end) or ZMTP, sent on a ring buffer of its own (payloads).
  *
  * Cost model. With payload_max == 0 (the default) every function here is a constant-false branch
  * the verifier prunes: the other programs' cost is unchanged. With it on, each traced TCP call pays
  * one LRU lookup of its socket's verdict; a socket's first call also reads its ports and, when no
- * operator port names it, copies the call's bytes once to classify them. Only KAFKA and ZMTP
- * sockets pay for the per-call copy and the ring buffer record.
+ * operator port names it, copies the call's bytes once to classify them. Only followed sockets
+ * (Kafka client ends, ZMTP) pay for the per-call copy and the ring buffer record.
  *
- * Detection (decided once per socket, at its first traced call with bytes):
+ * Detection (decided once per socket, at its first traced call with bytes; payload_classify.h):
+ *  - with --only-domains (payload_scoped), a socket first used outside every domain is never
+ *    classified (OUTSIDE_DOMAINS): the agent would drop its records, and its protocol is not ours
+ *    to count;
  *  - an operator-named port (payload_ports: local or remote port -> protocol) wins;
  *  - else ZMTP 3.x: the greeting signature, 0xFF, 8 bytes, 0x7F;
  *  - else Kafka: a request header, int32 size, int16 api_key 0..99, int16 api_version 0..31,
- *    int32 correlation id, int16 client id length -1..size. Requests are written whole-message
- *    first, so a client socket and the broker's side of it both see one first.
+ *    int32 correlation id, int16 client id length -1..size.
+ * A Kafka socket's role is the direction of its first bytes: a client speaks first. Only client
+ * ends are followed (the agent names batches on them); a broker's end, or a forwarder's listening
+ * end, becomes KAFKA_BROKER_SIDE and is never copied.
  * A verdict is keyed by the socket's address and checked against its port pair, so a recycled
  * struct sock never inherits the verdict of the socket that lived there before. */
 #pragma once
 
 #include "skewscope/abi/payload_event.h"
+#include "payload_classify.h"
 
 #define SKEWSCOPE_MAP_LRU_HASH 9 /* BPF_MAP_TYPE_LRU_HASH */
 
@@ -25,6 +31,8 @@
 const volatile __u32 payload_max = 0;
 /* 0: only operator-named ports are captured (--payload-detect ports). */
 const volatile __u8 payload_detect = 1;
+/* 1 (--only-domains): only calls inside a declared domain (payload_scope) are classified and copied. */
+const volatile __u8 payload_scoped = 0;
 
 struct payload_verdict {
 	__u32 portpair; /* local port << 16 | remote port, when the verdict was taken */
@@ -48,6 +56,15 @@ struct {
 	__type(key, __u16);
 	__type(value, __u8);
 } payload_ports SEC(".maps");
+
+/* The declared domains (--domain), filled by the agent before attach when payload_scoped: the
+ * same exact cgroup id or network namespace inode the agent's domain registry matches. */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, SKEWSCOPE_PAYLOAD_MAX_SCOPE);
+	__type(key, struct skewscope_payload_scope_key);
+	__type(value, __u8);
+} payload_scope SEC(".maps");
 
 /* Where the calling thread's buffer is, between entry and exit (only for armed calls). */
 struct payload_arm {
@@ -79,10 +96,11 @@ struct {
 	__type(value, struct payload_scratch);
 } payload_scratch SEC(".maps");
 
-#define PAYLOAD_RINGBUF_BYTES (8 * 1024 * 1024)
+/* Sized by the agent before load (--payload-ring-mb; one page without payload capture). */
+const volatile __u32 payload_ring_bytes = 8 * 1024 * 1024;
 struct {
 	__uint(type, BPF_MAP_TYPE_RINGBUF);
-	__uint(max_entries, PAYLOAD_RINGBUF_BYTES);
+	__uint(max_entries, 8 * 1024 * 1024);
 } payloads SEC(".maps");
 
 struct {
@@ -97,6 +115,41 @@ static __always_inline void payload_count(__u32 which)
 	__u64 *value = bpf_map_lookup_elem(&payload_counters, &which);
 	if (value)
 		*value += 1;
+}
+
+static __always_inline void payload_count_verdict(__u8 proto)
+{
+	switch (proto) {
+	case SKEWSCOPE_PROTO_KAFKA: payload_count(SKEWSCOPE_PCNT_CLASSIFIED_KAFKA); break;
+	case SKEWSCOPE_PROTO_ZMTP: payload_count(SKEWSCOPE_PCNT_CLASSIFIED_ZMTP); break;
+	case SKEWSCOPE_PROTO_OTHER: payload_count(SKEWSCOPE_PCNT_CLASSIFIED_OTHER); break;
+	case SKEWSCOPE_PROTO_KAFKA_BROKER_SIDE:
+		payload_count(SKEWSCOPE_PCNT_CLASSIFIED_KAFKA_BROKER_SIDE);
+		break;
+	case SKEWSCOPE_PROTO_OUTSIDE_DOMAINS: payload_count(SKEWSCOPE_PCNT_CLASSIFIED_OUTSIDE_DOMAINS); break;
+	}
+}
+
+/* Never copied: neither protocol, a Kafka broker's end, or outside the domains. */
+static __always_inline int payload_not_followed(__u8 proto)
+{
+	return proto == SKEWSCOPE_PROTO_OTHER || proto == SKEWSCOPE_PROTO_KAFKA_BROKER_SIDE ||
+	       proto == SKEWSCOPE_PROTO_OUTSIDE_DOMAINS;
+}
+
+/* Whether this call is inside a declared domain: the calling task's cgroup, then the socket's
+ * network namespace (the agent's DomainRegistry::classify order). */
+static __always_inline int payload_in_scope(struct sock *sk)
+{
+	if (!payload_scoped)
+		return 1;
+	struct skewscope_payload_scope_key key = {.id = bpf_get_current_cgroup_id(),
+						  .kind = SKEWSCOPE_SCOPE_CGROUP};
+	if (bpf_map_lookup_elem(&payload_scope, &key))
+		return 1;
+	key.id = BPF_CORE_READ(sk, __sk_common.skc_net.net, ns.inum);
+	key.kind = SKEWSCOPE_SCOPE_NETNS;
+	return bpf_map_lookup_elem(&payload_scope, &key) != 0;
 }
 
 static __always_inline __u8 payload_shape_of(__u8 syscall)
@@ -137,22 +190,30 @@ static __always_inline __u8 payload_on_enter(struct sock *sk, __u64 id, __u8 sys
 	if (known && known->portpair == portpair) {
 		proto = known->protocol;
 	} else {
-		proto = payload_port_protocol(portpair >> 16);
-		if (proto == SKEWSCOPE_PROTO_UNDECIDED)
-			proto = payload_port_protocol(portpair & 0xffff);
-		if (proto == SKEWSCOPE_PROTO_UNDECIDED && !payload_detect)
-			proto = SKEWSCOPE_PROTO_OTHER;
+		if (!payload_in_scope(sk)) {
+			proto = SKEWSCOPE_PROTO_OUTSIDE_DOMAINS;
+		} else {
+			proto = payload_port_protocol(portpair >> 16);
+			if (proto == SKEWSCOPE_PROTO_UNDECIDED)
+				proto = payload_port_protocol(portpair & 0xffff);
+			/* A port names the protocol, not the end: the first bytes' direction will. */
+			if (proto == SKEWSCOPE_PROTO_KAFKA)
+				proto = SKEWSCOPE_PROTO_KAFKA_PORT;
+			if (proto == SKEWSCOPE_PROTO_UNDECIDED && !payload_detect)
+				proto = SKEWSCOPE_PROTO_OTHER;
+		}
 		struct payload_verdict v = {.portpair = portpair, .protocol = proto};
 		bpf_map_update_elem(&payload_verdicts, &key, &v, BPF_ANY);
-		if (proto == SKEWSCOPE_PROTO_KAFKA)
-			payload_count(SKEWSCOPE_PCNT_CLASSIFIED_KAFKA);
-		else if (proto == SKEWSCOPE_PROTO_ZMTP)
-			payload_count(SKEWSCOPE_PCNT_CLASSIFIED_ZMTP);
-		else if (proto == SKEWSCOPE_PROTO_OTHER)
-			payload_count(SKEWSCOPE_PCNT_CLASSIFIED_OTHER);
+		payload_count_verdict(proto); /* UNDECIDED and KAFKA_PORT: counted once decided, at exit */
 	}
-	if (proto == SKEWSCOPE_PROTO_OTHER)
+	if (payload_not_followed(proto))
 		return 0;
+	/* A cgroup domain is the calling task's: a followed socket's call from outside every domain
+	 * (a forked helper, a passed fd) is not copied (the agent would drop it), and is counted. */
+	if (!payload_in_scope(sk)) {
+		payload_count(SKEWSCOPE_PCNT_OUTSIDE_CALLS);
+		return 0;
+	}
 	struct payload_arm arm = {.buf = buf, .len = len, .shape = shape, .protocol = proto};
 	if (bpf_map_update_elem(&payload_armed, &id, &arm, BPF_ANY)) {
 		payload_count(SKEWSCOPE_PCNT_ARM_FULL);
@@ -215,30 +276,29 @@ static __always_inline __u32 payload_copy(struct payload_scratch *s, const struc
 	return off;
 }
 
-static __always_inline __u16 payload_be16(const __u8 *p)
-{
-	return ((__u16)p[0] << 8) | p[1];
-}
+/* Where each direction of the connection began. rcv_nxt - bytes_received is the peer's ISN + 1
+ * for the whole life of the socket; snd_una - bytes_acked is our ISN + 1 on an accepted socket
+ * but our ISN on a connecting one (its SYN's acknowledgement counts in bytes_acked). Flavoured so
+ * that the shared kernel_types declaration of tcp_sock stays as it is. */
+struct tcp_sock___payload {
+	__u32 snd_una;
+	__u64 bytes_acked;
+	__u32 rcv_nxt;
+	__u64 bytes_received;
+} __attribute__((preserve_access_index));
 
-static __always_inline __u32 payload_be32(const __u8 *p)
+/* Whether the call that classifies a socket moved the first bytes of its direction. A socket first
+ * traced mid-stream (opened before the agent, or its verdict evicted) is classified from whatever
+ * bytes it moved then: the ambiguous case, counted. The fields are read without the socket lock
+ * (a call racing an incoming segment can be counted too), and a send after exactly one byte is
+ * taken for a start. */
+static __always_inline int payload_at_stream_start(struct sock *sk, __u8 kind, __u32 seq)
 {
-	return ((__u32)p[0] << 24) | ((__u32)p[1] << 16) | ((__u32)p[2] << 8) | p[3];
-}
-
-/* The first bytes a socket moved -> its protocol (see the detection rules above). */
-static __always_inline __u8 payload_classify(const __u8 *b, __u32 n)
-{
-	if (n >= 10 && b[0] == 0xff && b[9] == 0x7f)
-		return SKEWSCOPE_PROTO_ZMTP;
-	if (n >= 14) {
-		__u32 size = payload_be32(b);
-		__u16 api_key = payload_be16(b + 4), api_version = payload_be16(b + 6);
-		__s16 client_id_len = (__s16)payload_be16(b + 12);
-		if (size >= 10 && size < (100u << 20) && api_key < 100 && api_version < 32 &&
-		    client_id_len >= -1 && (__u32)(client_id_len + 10) <= size)
-			return SKEWSCOPE_PROTO_KAFKA;
-	}
-	return SKEWSCOPE_PROTO_OTHER;
+	struct tcp_sock___payload *tp = (struct tcp_sock___payload *)sk;
+	if (kind == SKEWSCOPE_HALF_SEND)
+		return (__u32)(seq - (BPF_CORE_READ(tp, snd_una) - (__u32)BPF_CORE_READ(tp, bytes_acked))) <=
+		       1;
+	return seq == BPF_CORE_READ(tp, rcv_nxt) - (__u32)BPF_CORE_READ(tp, bytes_received);
 }
 
 static __always_inline void payload_read_tuple(struct sock *sk, struct skewscope_payload_event *e)
@@ -268,16 +328,17 @@ static __always_inline void payload_on_exit(__u64 id, struct sock *sk, __u8 kind
 	if (got > SKEWSCOPE_PAYLOAD_MAX)
 		got = SKEWSCOPE_PAYLOAD_MAX;
 	__u8 proto = arm.protocol;
-	if (proto == SKEWSCOPE_PROTO_UNDECIDED) {
-		proto = payload_classify(s->data, got);
+	if (proto == SKEWSCOPE_PROTO_UNDECIDED || proto == SKEWSCOPE_PROTO_KAFKA_PORT) {
+		if (proto == SKEWSCOPE_PROTO_UNDECIDED && !payload_at_stream_start(sk, kind, seq))
+			payload_count(SKEWSCOPE_PCNT_CLASSIFIED_MID_STREAM);
+		proto = proto == SKEWSCOPE_PROTO_UNDECIDED ? payload_classify(s->data, got, kind)
+							   : payload_kafka_role(kind);
 		__u64 key = (__u64)sk;
 		struct payload_verdict *v = bpf_map_lookup_elem(&payload_verdicts, &key);
 		if (v)
 			v->protocol = proto;
-		payload_count(proto == SKEWSCOPE_PROTO_KAFKA  ? SKEWSCOPE_PCNT_CLASSIFIED_KAFKA
-			      : proto == SKEWSCOPE_PROTO_ZMTP ? SKEWSCOPE_PCNT_CLASSIFIED_ZMTP
-							      : SKEWSCOPE_PCNT_CLASSIFIED_OTHER);
-		if (proto == SKEWSCOPE_PROTO_OTHER)
+		payload_count_verdict(proto);
+		if (payload_not_followed(proto))
 			return;
 	}
 	struct skewscope_payload_event *e = &s->hdr;
@@ -292,14 +353,18 @@ static __always_inline void payload_on_exit(__u64 id, struct sock *sk, __u8 kind
 	e->pad[0] = e->pad[1] = 0;
 	if (got < (__u64)ret)
 		payload_count(SKEWSCOPE_PCNT_TRUNCATED);
+	/* Silent until an eighth is queued: the reader then wakes at once instead of at its next
+	 * timed pass, which leaves it 7/8 of the ring of slack for a late pass. */
 	__u64 queued = bpf_ringbuf_query(&payloads, BPF_RB_AVAIL_DATA);
+	__u8 wake = queued >= payload_ring_bytes / 8;
 	if (bpf_ringbuf_output(&payloads, s, sizeof(s->hdr) + got,
-			       queued >= PAYLOAD_RINGBUF_BYTES / 4 ? BPF_RB_FORCE_WAKEUP
-								   : BPF_RB_NO_WAKEUP)) {
+			       wake ? BPF_RB_FORCE_WAKEUP : BPF_RB_NO_WAKEUP)) {
 		payload_count(SKEWSCOPE_PCNT_RINGBUF_FULL);
 		return;
 	}
 	payload_count(SKEWSCOPE_PCNT_EMITTED);
+	if (wake)
+		payload_count(SKEWSCOPE_PCNT_WAKEUPS);
 }
 
 /* The calling thread exits: its armed call, if any, can never complete. */

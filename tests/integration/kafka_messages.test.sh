@@ -62,6 +62,15 @@ note "kafka: 4000 messages in $produced produced batches, $fetched fetched, $pai
 [ "$fetched" -eq "$pairs" ] || fail "every fetched batch should pair: $fetched fetched, $pairs pairs"
 [ "$records" -eq 4000 ] || fail "paired batches hold $records records, kcat produced 4000"
 [ "$spans" -eq "$pairs" ] || fail "kafka spans $spans != pairs $pairs"
+# With --only-domains the kernel side classifies and copies only the domains' sockets: the
+# forwarders' and the broker's are outside (never classified, never copied), and other processes'
+# traffic on this machine (ZMTP of other tests) is not counted as ours.
+sockets=$(jq -c .payload.sockets "$WORK/status1.json")
+[ "$(jq -r .payload.sockets.outside_domains "$WORK/status1.json")" -gt 0 ] || fail "no socket outside the domains: $sockets"
+[ "$(jq -r .payload.sockets.zmtp "$WORK/status1.json")" -eq 0 ] || fail "ZMTP sockets in a Kafka-only lab: $sockets"
+[ "$(jq -r .payload.outside_domains "$WORK/status1.json")" -eq 0 ] || fail "records outside the domains were copied"
+# kcat's connections start after the agent: every one is classified from its first bytes.
+[ "$(jq -r .payload.classified_mid_stream "$WORK/status1.json")" -eq 0 ] || fail "a socket classified mid-stream: $sockets"
 [ "$(kafka_field producer consumer negative_spans)" -eq 0 ] || fail "negative kafka span with one shared clock"
 min=$(kafka_field producer consumer min_span_seconds)
 note "end-to-end min span (producer send -> consumer receive) $min s"

@@ -19,6 +19,8 @@
 #define SKEWSCOPE_PAYLOAD_MAX 8192
 /* iovec segments walked per writev/readv/sendmsg/recvmsg; more are counted as truncated. */
 #define SKEWSCOPE_PAYLOAD_MAX_IOV 16
+/* Declared domains (cgroups and network namespaces) the payload capture can be scoped to. */
+#define SKEWSCOPE_PAYLOAD_MAX_SCOPE 256
 
 /* A socket's verdict, decided once per socket (operator-named port, else first bytes). */
 enum skewscope_payload_protocol {
@@ -26,6 +28,23 @@ enum skewscope_payload_protocol {
 	SKEWSCOPE_PROTO_OTHER = 1,     /* neither: never copied again */
 	SKEWSCOPE_PROTO_KAFKA = 2,
 	SKEWSCOPE_PROTO_ZMTP = 3,
+	/* Verdicts of sockets never copied, and never in a record: */
+	SKEWSCOPE_PROTO_KAFKA_BROKER_SIDE = 4, /* Kafka bytes received first: a broker's end */
+	SKEWSCOPE_PROTO_OUTSIDE_DOMAINS = 5,   /* --only-domains: first used outside every domain */
+	SKEWSCOPE_PROTO_KAFKA_PORT = 6,	       /* named Kafka by port: its first bytes give the end */
+};
+
+/* What a payload_scope key names: a cgroup id or a network namespace inode. */
+enum skewscope_payload_scope_kind {
+	SKEWSCOPE_SCOPE_CGROUP = 1,
+	SKEWSCOPE_SCOPE_NETNS = 2,
+};
+
+/* Key of the payload_scope map (--only-domains): one declared domain's cgroup id or netns inode. */
+struct skewscope_payload_scope_key {
+	__u64 id;
+	__u32 kind; /* enum skewscope_payload_scope_kind */
+	__u32 pad;
 };
 
 /* Per-CPU counters of the payload path (array map index). */
@@ -36,9 +55,14 @@ enum skewscope_payload_counter {
 	SKEWSCOPE_PCNT_READ_FAILED,	 /* user memory could not be read: record not sent */
 	SKEWSCOPE_PCNT_IOV_TRUNCATED,	 /* more iovec segments than the bounded walk reads */
 	SKEWSCOPE_PCNT_ARM_FULL,	 /* per-thread buffer table full: call not copied */
-	SKEWSCOPE_PCNT_CLASSIFIED_KAFKA, /* sockets classified, by verdict */
+	SKEWSCOPE_PCNT_CLASSIFIED_KAFKA, /* sockets classified, by verdict (Kafka: client ends) */
 	SKEWSCOPE_PCNT_CLASSIFIED_ZMTP,
 	SKEWSCOPE_PCNT_CLASSIFIED_OTHER,
+	SKEWSCOPE_PCNT_CLASSIFIED_KAFKA_BROKER_SIDE, /* Kafka sockets not followed: a broker's end */
+	SKEWSCOPE_PCNT_CLASSIFIED_OUTSIDE_DOMAINS,   /* sockets first used outside every domain */
+	SKEWSCOPE_PCNT_OUTSIDE_CALLS, /* calls on a followed socket from outside every domain: not copied */
+	SKEWSCOPE_PCNT_WAKEUPS,	      /* records submitted with a forced wake-up of the reader */
+	SKEWSCOPE_PCNT_CLASSIFIED_MID_STREAM, /* sockets classified from bytes after their stream's start */
 	SKEWSCOPE_PCNT__COUNT,
 };
 
