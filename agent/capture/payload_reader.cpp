@@ -11,15 +11,14 @@
 
 namespace skewscope {
 
-std::unique_ptr<PayloadRingReader> PayloadRingReader::open(int ring_fd, int counters_fd, std::string& error) {
+PayloadRingReader::Opened PayloadRingReader::open(int ring_fd, int counters_fd) {
   std::unique_ptr<PayloadRingReader> self(new PayloadRingReader());
   self->counters_fd_ = counters_fd;
   self->ring_ = ring_buffer__new(ring_fd, &PayloadRingReader::on_record, self.get(), nullptr);
   if (!self->ring_) {
-    error = std::string("creating the payload ring buffer reader: ") + std::strerror(errno);
-    return nullptr;
+    return Opened::fail(std::string("creating the payload ring buffer reader: ") + std::strerror(errno));
   }
-  return self;
+  return Opened::ok(std::move(self));
 }
 
 PayloadRingReader::~PayloadRingReader() {

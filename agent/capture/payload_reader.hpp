@@ -7,6 +7,7 @@
 #include <string>
 
 #include "capture/payload_source.hpp"
+#include "skewscope/result.hpp"
 
 struct ring_buffer;
 
@@ -15,7 +16,8 @@ namespace skewscope {
 class PayloadRingReader final : public PayloadSource {
  public:
   // ring_fd: the BPF_MAP_TYPE_RINGBUF map; counters_fd: the per-CPU payload_counters array.
-  static std::unique_ptr<PayloadRingReader> open(int ring_fd, int counters_fd, std::string& error);
+  using Opened = Result<std::unique_ptr<PayloadRingReader>>;
+  static Opened open(int ring_fd, int counters_fd);
   ~PayloadRingReader() override;
   PayloadRingReader(const PayloadRingReader&) = delete;
   PayloadRingReader& operator=(const PayloadRingReader&) = delete;

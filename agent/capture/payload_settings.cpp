@@ -10,51 +10,48 @@
 
 namespace skewscope {
 
-std::string parse_payload_port(const std::string& text, PayloadPort& out) {
+Result<PayloadPort> parse_payload_port(const std::string& text) {
+  using Parsed = Result<PayloadPort>;
+  PayloadPort out;
   const auto eq = text.find('=');
-  if (eq == std::string::npos) return "'" + text + "' must be kafka=PORT or zmtp=PORT";
+  if (eq == std::string::npos) return Parsed::fail("'" + text + "' must be kafka=PORT or zmtp=PORT");
   const std::string name = text.substr(0, eq);
   if (name == "kafka") {
     out.protocol = SKEWSCOPE_PROTO_KAFKA;
   } else if (name == "zmtp") {
     out.protocol = SKEWSCOPE_PROTO_ZMTP;
   } else {
-    return "'" + name + "' is not a protocol (kafka or zmtp)";
+    return Parsed::fail("'" + name + "' is not a protocol (kafka or zmtp)");
   }
   const char* begin = text.data() + eq + 1;
   const char* end = text.data() + text.size();
   unsigned port = 0;
   auto [ptr, ec] = std::from_chars(begin, end, port);
   if (ec != std::errc() || ptr != end || port == 0 || port > 65535)
-    return "'" + text.substr(eq + 1) + "' is not a port (1-65535)";
+    return Parsed::fail("'" + text.substr(eq + 1) + "' is not a port (1-65535)");
   out.port = static_cast<std::uint16_t>(port);
-  return {};
+  return Parsed::ok(out);
 }
 
-std::string parse_payload_detect(const std::string& text, bool& detect) {
-  if (text == "auto") {
-    detect = true;
-  } else if (text == "ports") {
-    detect = false;
-  } else {
-    return "'" + text + "' must be auto or ports";
-  }
-  return {};
+Result<bool> parse_payload_detect(const std::string& text) {
+  if (text == "auto") return Result<bool>::ok(true);
+  if (text == "ports") return Result<bool>::ok(false);
+  return Result<bool>::fail("'" + text + "' must be auto or ports");
 }
 
-std::string fill_payload_ports(bpf_map* map, const PayloadSettings& settings) {
+Status fill_payload_ports(bpf_map* map, const PayloadSettings& settings) {
   for (const auto& p : settings.ports) {
     if (bpf_map__update_elem(map, &p.port, sizeof p.port, &p.protocol, sizeof p.protocol, 0) != 0)
-      return "filling the payload port table (port " + std::to_string(p.port) + "): " + std::strerror(errno);
+      return Status::fail("filling the payload port table (port " + std::to_string(p.port) +
+                          "): " + std::strerror(errno));
   }
-  return {};
+  return Status::ok();
 }
 
-Status parse_payload_ring_mb(std::uint32_t mib, std::uint32_t& bytes) {
+Result<std::uint32_t> parse_payload_ring_mb(std::uint32_t mib) {
   if (mib < 1 || mib > 256 || (mib & (mib - 1)) != 0)
-    return Status::fail(std::to_string(mib) + " must be a power of two from 1 to 256");
-  bytes = mib << 20;
-  return Status::ok();
+    return Result<std::uint32_t>::fail(std::to_string(mib) + " must be a power of two from 1 to 256");
+  return Result<std::uint32_t>::ok(mib << 20);
 }
 
 Status fill_payload_scope(bpf_map* map, const PayloadSettings& settings) {

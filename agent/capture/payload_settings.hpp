@@ -30,14 +30,15 @@ struct PayloadSettings {
   std::vector<std::uint32_t> scope_netns;
 };
 
-// "kafka=9092" / "zmtp=5555" -> port; returns an error message, empty on success.
-std::string parse_payload_port(const std::string& text, PayloadPort& out);
-// "auto" or "ports".
-std::string parse_payload_detect(const std::string& text, bool& detect);
-// --payload-ring-mb: a power of two from 1 to 256 MiB (a ring buffer is a power-of-two number of pages).
-Status parse_payload_ring_mb(std::uint32_t mib, std::uint32_t& bytes);
+// "kafka=9092" / "zmtp=5555" -> port.
+Result<PayloadPort> parse_payload_port(const std::string& text);
+// "auto" (true: detect by content) or "ports" (false).
+Result<bool> parse_payload_detect(const std::string& text);
+// --payload-ring-mb -> bytes: a power of two from 1 to 256 MiB (a ring buffer is a power-of-two
+// number of pages).
+Result<std::uint32_t> parse_payload_ring_mb(std::uint32_t mib);
 // Writes the operator-named ports into the loaded object's payload_ports map.
-std::string fill_payload_ports(bpf_map* map, const PayloadSettings& settings);
+Status fill_payload_ports(bpf_map* map, const PayloadSettings& settings);
 // Writes the scope (scoped settings) into the loaded object's payload_scope map.
 Status fill_payload_scope(bpf_map* map, const PayloadSettings& settings);
 

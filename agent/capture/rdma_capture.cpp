@@ -68,22 +68,19 @@ std::string hexs(std::uint64_t v) {
 
 }  // namespace
 
-std::unique_ptr<RdmaCapture> RdmaCapture::open(Log log, std::string& error) {
+RdmaCapture::Opened RdmaCapture::open(Log log) {
   std::unique_ptr<RdmaCapture> self(new RdmaCapture());
   self->log_ = log;
   self->skel_ = rdma_verbs__open();
   if (!self->skel_) {
-    error = std::string("opening BPF object rdma_verbs: ") + std::strerror(errno);
-    return nullptr;
+    return Opened::fail(std::string("opening BPF object rdma_verbs: ") + std::strerror(errno));
   }
   if (int err = rdma_verbs__load(self->skel_)) {
-    error = std::string("loading BPF programs of rdma_verbs: ") + std::strerror(-err);
-    return nullptr;
+    return Opened::fail(std::string("loading BPF programs of rdma_verbs: ") + std::strerror(-err));
   }
   self->ring_ = ring_buffer__new(bpf_map__fd(self->skel_->maps.rdma_events), on_record, self.get(), nullptr);
   if (!self->ring_) {
-    error = std::string("opening the RDMA ring buffer: ") + std::strerror(errno);
-    return nullptr;
+    return Opened::fail(std::string("opening the RDMA ring buffer: ") + std::strerror(errno));
   }
   // The usual places of the system's libibverbs: probed before any process uses it.
   for (const char* candidate :
@@ -94,7 +91,7 @@ std::unique_ptr<RdmaCapture> RdmaCapture::open(Log log, std::string& error) {
     if (realpath(candidate, real) && stat(real, &st) == 0) self->attach_library(real, st.st_dev, st.st_ino, true);
   }
   self->scan_processes();
-  return self;
+  return Opened::ok(std::move(self));
 }
 
 RdmaCapture::~RdmaCapture() {
@@ -195,11 +192,10 @@ void RdmaCapture::attach_library(const std::string& file, std::uint64_t dev, std
                            {"ibv_create_qp", skel_->progs.rdma_create_qp_ret, true},
                            {"ibv_modify_qp", skel_->progs.rdma_modify_qp, false}};
   for (const auto& entry : entries) {
-    std::string why;
-    auto offset = rdma::versioned_symbol_offset(elf, entry.symbol, "IBVERBS_1.1", why);
+    auto offset = rdma::versioned_symbol_offset(elf, entry.symbol, "IBVERBS_1.1");
     if (!offset) {
       ++stats_.attach_failures;
-      log_("rdma: " + file + ": " + why);
+      log_("rdma: " + file + ": " + offset.error);
       continue;
     }
     attach(dev, inode, *offset, entry.prog, entry.retprobe, file, true);

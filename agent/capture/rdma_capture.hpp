@@ -31,6 +31,7 @@
 #include "capture/rdma_gid.hpp"
 #include "capture/rdma_nic_clock.hpp"
 #include "capture/rdma_source.hpp"
+#include "skewscope/result.hpp"
 
 struct rdma_verbs;  // generated skeleton
 struct ring_buffer;
@@ -42,7 +43,8 @@ namespace skewscope {
 class RdmaCapture {
  public:
   using Log = void (*)(const std::string&);
-  static std::unique_ptr<RdmaCapture> open(Log log, std::string& error);
+  using Opened = Result<std::unique_ptr<RdmaCapture>>;
+  static Opened open(Log log);
   ~RdmaCapture();
   RdmaCapture(const RdmaCapture&) = delete;
   RdmaCapture& operator=(const RdmaCapture&) = delete;

@@ -78,12 +78,11 @@ bool is_libibverbs(std::string_view path) {
   return base.starts_with("libibverbs.so");
 }
 
-std::optional<std::uint64_t> versioned_symbol_offset(std::string_view elf, std::string_view name,
-                                                     std::string_view version, std::string& error) {
+Result<std::uint64_t> versioned_symbol_offset(std::string_view elf, std::string_view name, std::string_view version) {
+  using Offset = Result<std::uint64_t>;
   Elf64_Ehdr eh;
   if (!read_at(elf, 0, eh) || std::memcmp(eh.e_ident, ELFMAG, SELFMAG) != 0 || eh.e_ident[EI_CLASS] != ELFCLASS64) {
-    error = "not an ELF64 file";
-    return std::nullopt;
+    return Offset::fail("not an ELF64 file");
   }
   Elf64_Shdr dynsym{}, dynstr{}, versym{}, verdef{};
   bool have_dynsym = false, have_versym = false, have_verdef = false;
@@ -100,8 +99,7 @@ std::optional<std::uint64_t> versioned_symbol_offset(std::string_view elf, std::
     }
   }
   if (!have_dynsym) {
-    error = "no .dynsym";
-    return std::nullopt;
+    return Offset::fail("no .dynsym");
   }
   // Version index -> name, from the chain of Elf64_Verdef entries.
   auto version_name = [&](std::uint16_t index) -> std::string_view {
@@ -132,17 +130,15 @@ std::optional<std::uint64_t> versioned_symbol_offset(std::string_view elf, std::
     if (!have_versym || version_name(static_cast<std::uint16_t>(ver & 0x7fff)) == version) vaddr = sym.st_value;
   }
   if (!vaddr) {
-    error = std::string(name) + "@" + std::string(version) + " is not defined";
-    return std::nullopt;
+    return Offset::fail(std::string(name) + "@" + std::string(version) + " is not defined");
   }
   for (unsigned i = 0; i < eh.e_phnum; ++i) {
     Elf64_Phdr ph;
     if (!read_at(elf, eh.e_phoff + std::uint64_t{i} * eh.e_phentsize, ph)) break;
     if (ph.p_type == PT_LOAD && *vaddr >= ph.p_vaddr && *vaddr < ph.p_vaddr + ph.p_filesz)
-      return *vaddr - ph.p_vaddr + ph.p_offset;
+      return Offset::ok(*vaddr - ph.p_vaddr + ph.p_offset);
   }
-  error = std::string(name) + " lies in no loadable segment";
-  return std::nullopt;
+  return Offset::fail(std::string(name) + " lies in no loadable segment");
 }
 
 }  // namespace skewscope::rdma

@@ -10,6 +10,8 @@
 #include <string_view>
 #include <vector>
 
+#include "skewscope/result.hpp"
+
 namespace skewscope::rdma {
 
 // One file-backed mapping of /proc/PID/maps.
@@ -37,8 +39,7 @@ bool is_libibverbs(std::string_view path);
 // File offset of the definition of `name` with symbol version `version` (e.g. "IBVERBS_1.1"),
 // from an ELF64 shared object's bytes: .dynsym + .gnu.version + .gnu.version_d, then the PT_LOAD
 // that holds the address. Several libibverbs exports keep an older compat copy first in .dynsym,
-// which attaching by name would pick (and never fire). nullopt with `error` set when absent.
-std::optional<std::uint64_t> versioned_symbol_offset(std::string_view elf, std::string_view name,
-                                                     std::string_view version, std::string& error);
+// which attaching by name would pick (and never fire).
+Result<std::uint64_t> versioned_symbol_offset(std::string_view elf, std::string_view name, std::string_view version);
 
 }  // namespace skewscope::rdma

@@ -54,14 +54,13 @@ std::string take_libbpf_log() {
 
 }  // namespace
 
-std::unique_ptr<TcpSyscallCapture> TcpSyscallCapture::open(const std::vector<HookChoice>& choices, std::string& error,
-                                                           const PayloadSettings& payload) {
+TcpSyscallCapture::Opened TcpSyscallCapture::open(const std::vector<HookChoice>& choices,
+                                                  const PayloadSettings& payload) {
   libbpf_set_print(collect_libbpf_log);
   std::unique_ptr<TcpSyscallCapture> self(new TcpSyscallCapture());
   self->skel_ = tcp_syscalls__open();
   if (!self->skel_) {
-    error = "opening BPF object tcp_syscalls: " + take_libbpf_log();
-    return nullptr;
+    return Opened::fail("opening BPF object tcp_syscalls: " + take_libbpf_log());
   }
   // Every program starts unloaded; the table's choices switch theirs on. A program no candidate
   // names (the in-flight cleanup) keeps its default.
@@ -75,15 +74,14 @@ std::unique_ptr<TcpSyscallCapture> TcpSyscallCapture::open(const std::vector<Hoo
     if (!choice.chosen && first_reason.empty()) first_reason = choice.candidate.program + ": " + choice.reason;
   }
   if (!any_entry) {
-    error = "no TCP entry program can be used on this kernel (" + first_reason + "; run `skewscope doctor`)";
-    return nullptr;
+    return Opened::fail("no TCP entry program can be used on this kernel (" + first_reason +
+                        "; run `skewscope doctor`)");
   }
   self->variant_ = chosen_variant(choices);
   self->skel_->rodata->agent_tgid = static_cast<__u32>(getpid());
   const int cpus = libbpf_num_possible_cpus();
   if (cpus <= 0) {
-    error = "counting the possible CPUs (for one ring buffer each): " + std::string(std::strerror(-cpus));
-    return nullptr;
+    return Opened::fail("counting the possible CPUs (for one ring buffer each): " + std::string(std::strerror(-cpus)));
   }
   const std::uint32_t ring_bytes = half_ring_bytes_per_cpu(static_cast<unsigned>(cpus));
   bpf_map__set_max_entries(self->skel_->maps.halves_by_cpu, static_cast<__u32>(cpus));
@@ -96,26 +94,22 @@ std::unique_ptr<TcpSyscallCapture> TcpSyscallCapture::open(const std::vector<Hoo
       payload.max_bytes > 0 ? payload.ring_bytes : static_cast<std::uint32_t>(getpagesize());
   self->skel_->rodata->payload_ring_bytes = payload_ring_bytes;
   if (int err = bpf_map__set_max_entries(self->skel_->maps.payloads, payload_ring_bytes)) {
-    error = "sizing the payload ring buffer: " + std::string(std::strerror(-err));
-    return nullptr;
+    return Opened::fail("sizing the payload ring buffer: " + std::string(std::strerror(-err)));
   }
 
   if (int err = tcp_syscalls__load(self->skel_)) {
-    error = "loading BPF programs of tcp_syscalls: " + std::string(std::strerror(-err)) + "\n" + take_libbpf_log();
-    return nullptr;
+    return Opened::fail("loading BPF programs of tcp_syscalls: " + std::string(std::strerror(-err)) + "\n" +
+                        take_libbpf_log());
   }
-  if (std::string e = fill_payload_ports(self->skel_->maps.payload_ports, payload); !e.empty()) {
-    error = e;
-    return nullptr;
+  if (Status filled = fill_payload_ports(self->skel_->maps.payload_ports, payload); !filled) {
+    return Opened::fail(filled.error);
   }
   if (Status s = fill_payload_scope(self->skel_->maps.payload_scope, payload); !s) {
-    error = s.error;
-    return nullptr;
+    return Opened::fail(s.error);
   }
   // Before any program attaches: a half emitted on a CPU without its ring would be lost.
   if (Status made = self->create_rings(static_cast<unsigned>(cpus), ring_bytes); !made) {
-    error = made.error;
-    return nullptr;
+    return Opened::fail(made.error);
   }
   // Exits first: an entry attached before its exit could remember a call whose exit is never
   // seen. One program may serve several hooks (raw_tp): attached once.
@@ -126,9 +120,8 @@ std::unique_ptr<TcpSyscallCapture> TcpSyscallCapture::open(const std::vector<Hoo
         continue;
       bpf_link* link = bpf_program__attach(choice.candidate.program_of(self->skel_));
       if (!link) {
-        error = "attaching BPF program " + choice.candidate.program + " to " + choice.candidate.tracepoint + ": " +
-                std::strerror(errno) + "\n" + take_libbpf_log();
-        return nullptr;
+        return Opened::fail("attaching BPF program " + choice.candidate.program + " to " + choice.candidate.tracepoint +
+                            ": " + std::strerror(errno) + "\n" + take_libbpf_log());
       }
       self->links_.push_back(link);
       self->attached_.push_back(choice.candidate.program);
@@ -138,13 +131,12 @@ std::unique_ptr<TcpSyscallCapture> TcpSyscallCapture::open(const std::vector<Hoo
   // is full (then counted, never silent, but permanent): required.
   bpf_link* cleanup = bpf_program__attach(self->skel_->progs.forget_exited_thread);
   if (!cleanup) {
-    error = std::string("attaching BPF program forget_exited_thread to sched/sched_process_exit: ") +
-            std::strerror(errno) + "\n" + take_libbpf_log();
-    return nullptr;
+    return Opened::fail(std::string("attaching BPF program forget_exited_thread to sched/sched_process_exit: ") +
+                        std::strerror(errno) + "\n" + take_libbpf_log());
   }
   self->links_.push_back(cleanup);
   self->attached_.push_back("forget_exited_thread");
-  return self;
+  return Opened::ok(std::move(self));
 }
 
 Status TcpSyscallCapture::create_rings(unsigned cpus, std::uint32_t bytes) {

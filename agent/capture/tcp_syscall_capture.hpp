@@ -25,10 +25,10 @@ namespace skewscope {
 class TcpSyscallCapture final : public EventSource {
  public:
   // Loads the programs that `choices` chose; the agent's own process is excluded.
-  // On failure returns null and sets `error` to which program failed and why.
+  // The error says which program failed and why.
   // `payload`: the payload capture's settings (max_bytes 0: off, see bpf/lib/payload_capture.bpf.h).
-  static std::unique_ptr<TcpSyscallCapture> open(const std::vector<HookChoice>& choices, std::string& error,
-                                                 const PayloadSettings& payload = {});
+  using Opened = Result<std::unique_ptr<TcpSyscallCapture>>;
+  static Opened open(const std::vector<HookChoice>& choices, const PayloadSettings& payload = {});
   ~TcpSyscallCapture() override;
   TcpSyscallCapture(const TcpSyscallCapture&) = delete;
   TcpSyscallCapture& operator=(const TcpSyscallCapture&) = delete;

@@ -72,17 +72,19 @@ Status plan_payload(const AgentOptions& o, AgentPlan& plan) {
   if (o.payload_bytes > SKEWSCOPE_PAYLOAD_MAX)
     return Status::fail("--payload-bytes must be from 0 (off) to " + std::to_string(SKEWSCOPE_PAYLOAD_MAX));
   plan.payload.max_bytes = o.payload_bytes;
-  if (std::string e = parse_payload_detect(o.payload_detect, plan.payload.detect); !e.empty())
-    return Status::fail("--payload-detect: " + e);
+  auto detect = parse_payload_detect(o.payload_detect);
+  if (!detect) return Status::fail("--payload-detect: " + detect.error);
+  plan.payload.detect = *detect;
   for (const auto& text : o.payload_ports) {
-    PayloadPort port;
-    if (std::string e = parse_payload_port(text, port); !e.empty()) return Status::fail("--payload-port: " + e);
-    plan.payload.ports.push_back(port);
+    auto port = parse_payload_port(text);
+    if (!port) return Status::fail("--payload-port: " + port.error);
+    plan.payload.ports.push_back(*port);
   }
   if (plan.payload.max_bytes == 0 && (!o.payload_ports.empty() || o.payload_detect != "auto"))
     return Status::fail("--payload-port and --payload-detect need --payload-bytes");
-  if (Status ring = parse_payload_ring_mb(o.payload_ring_mb, plan.payload.ring_bytes); !ring)
-    return Status::fail("--payload-ring-mb: " + ring.error);
+  auto ring = parse_payload_ring_mb(o.payload_ring_mb);
+  if (!ring) return Status::fail("--payload-ring-mb: " + ring.error);
+  plan.payload.ring_bytes = *ring;
   // With --only-domains the kernel side copies only what the agent keeps (the domains' calls).
   plan.payload.scoped = plan.domains && plan.domains->only_domains();
   if (plan.payload.scoped) {
@@ -329,13 +331,14 @@ int run_agent(const AgentOptions& options) {
   if (Status bound = control.bind(options.control_socket); !bound) return runtime_error(bound.error);
 
   auto choices = choose_hooks(probe_kernel_features(), tcp_hook_candidates(), plan.payload.max_bytes > 0);
-  std::string load_error;
-  capture = TcpSyscallCapture::open(choices, load_error, plan.payload);
-  if (!capture) return runtime_error(load_error);
+  auto opened = TcpSyscallCapture::open(choices, plan.payload);
+  if (!opened) return runtime_error(opened.error);
+  capture = std::move(*opened);
   std::unique_ptr<PayloadRingReader> payload_reader;
   if (plan.payload.max_bytes > 0) {
-    payload_reader = PayloadRingReader::open(capture->payload_ring_fd(), capture->payload_counters_fd(), load_error);
-    if (!payload_reader) return runtime_error(load_error);
+    auto reader = PayloadRingReader::open(capture->payload_ring_fd(), capture->payload_counters_fd());
+    if (!reader) return runtime_error(reader.error);
+    payload_reader = std::move(*reader);
     core.enable_payload(plan.payload.max_bytes, MessagePairingLimits{});
   }
   core.set_own_endpoint(static_cast<std::uint16_t>(api.port()), own_netns_inode());
@@ -352,9 +355,10 @@ int run_agent(const AgentOptions& options) {
   }
   std::unique_ptr<RdmaCapture> rdma;
   if (options.rdma) {
-    rdma = RdmaCapture::open([](const std::string& line) { std::cerr << "skewscope agent: " << line << std::endl; },
-                             load_error);
-    if (!rdma) return runtime_error("--rdma: " + load_error);
+    auto opened_rdma =
+        RdmaCapture::open([](const std::string& line) { std::cerr << "skewscope agent: " << line << std::endl; });
+    if (!opened_rdma) return runtime_error("--rdma: " + opened_rdma.error);
+    rdma = std::move(*opened_rdma);
   }
 
   std::atomic<bool> stopping{false};

@@ -8,33 +8,37 @@
 using namespace skewscope;
 
 TEST_CASE("--payload-ring-mb takes powers of two from 1 to 256 MiB") {
-  std::uint32_t bytes = 0;
-  CHECK(parse_payload_ring_mb(1, bytes));
-  CHECK(bytes == 1u << 20);
-  CHECK(parse_payload_ring_mb(32, bytes));
-  CHECK(bytes == 32u << 20);
-  CHECK(parse_payload_ring_mb(256, bytes));
-  CHECK(bytes == 256u << 20);
+  CHECK(*parse_payload_ring_mb(1) == 1u << 20);
+  CHECK(*parse_payload_ring_mb(32) == 32u << 20);
+  CHECK(*parse_payload_ring_mb(256) == 256u << 20);
   for (std::uint32_t bad : {0u, 3u, 24u, 512u}) {
     CAPTURE(bad);
-    bytes = 7;
-    const Status s = parse_payload_ring_mb(bad, bytes);
-    CHECK(!s);
-    CHECK(s.error.find("power of two") != std::string::npos);
-    CHECK(bytes == 7);  // untouched on error
+    const auto r = parse_payload_ring_mb(bad);
+    CHECK(!r);
+    CHECK(r.error.find("power of two") != std::string::npos);
   }
 }
 
 TEST_CASE("--payload-port names a protocol and a port") {
-  PayloadPort p;
-  CHECK(parse_payload_port("kafka=9092", p).empty());
-  CHECK(p.port == 9092);
-  CHECK(p.protocol == SKEWSCOPE_PROTO_KAFKA);
-  CHECK(parse_payload_port("zmtp=5555", p).empty());
-  CHECK(p.protocol == SKEWSCOPE_PROTO_ZMTP);
-  CHECK(!parse_payload_port("http=80", p).empty());
-  CHECK(!parse_payload_port("kafka=0", p).empty());
-  CHECK(!parse_payload_port("kafka", p).empty());
+  auto p = parse_payload_port("kafka=9092");
+  REQUIRE(p);
+  CHECK(p->port == 9092);
+  CHECK(p->protocol == SKEWSCOPE_PROTO_KAFKA);
+  p = parse_payload_port("zmtp=5555");
+  REQUIRE(p);
+  CHECK(p->protocol == SKEWSCOPE_PROTO_ZMTP);
+  for (const char* bad : {"http=80", "kafka=0", "kafka", "kafka=65536", "kafka=9x"}) {
+    CAPTURE(bad);
+    p = parse_payload_port(bad);
+    CHECK(!p);
+    CHECK(!p.error.empty());
+  }
+}
+
+TEST_CASE("--payload-detect is auto or ports") {
+  CHECK(*parse_payload_detect("auto"));
+  CHECK_FALSE(*parse_payload_detect("ports"));
+  CHECK(!parse_payload_detect("both"));
 }
 
 TEST_CASE("an unscoped capture writes no scope") {
