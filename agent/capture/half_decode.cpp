@@ -33,24 +33,21 @@ const char* decode_reject_name(DecodeReject r) {
 }
 
 Decoded decode_half(const skewscope_half_event& e) {
-  Decoded out;
   if (e.kind != SKEWSCOPE_HALF_SEND && e.kind != SKEWSCOPE_HALF_RECV) {
-    out.reject = DecodeReject::bad_kind;
-    return out;
+    return Decoded::fail(DecodeReject::bad_kind);
   }
   if (e.bytes == 0) {
-    out.reject = DecodeReject::zero_bytes;
-    return out;
+    return Decoded::fail(DecodeReject::zero_bytes);
   }
   // A socket with no peer port is not connected: its bytes cannot belong to a flow.
   if (e.local_port == 0 || e.remote_port == 0) {
-    out.reject = DecodeReject::zero_port;
-    return out;
+    return Decoded::fail(DecodeReject::zero_port);
   }
   // Built in place in the result, the addresses by fixed-size copies the compiler inlines (a
   // std::copy of two byte arrays became two memmove calls per half: the agent's top symbol).
-  out.half.emplace();
-  Half& h = *out.half;
+  Decoded out;
+  out.value.emplace();
+  Half& h = *out.value;
   h.kind = e.kind == SKEWSCOPE_HALF_SEND ? HalfKind::send : HalfKind::recv;
   h.transport = Transport::tcp;
   const bool send = h.kind == HalfKind::send;

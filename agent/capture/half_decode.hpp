@@ -7,16 +7,14 @@
 
 #include "skewscope/abi/half_event.h"
 #include "skewscope/half.hpp"
+#include "skewscope/result.hpp"
 
 namespace skewscope {
 
 enum class DecodeReject : std::uint8_t { bad_kind, zero_bytes, zero_port, count_ };
 const char* decode_reject_name(DecodeReject r);
 
-struct Decoded {
-  std::optional<Half> half;
-  DecodeReject reject = DecodeReject::bad_kind;  // meaningful only when !half
-};
+using Decoded = Result<Half, DecodeReject>;
 
 Decoded decode_half(const skewscope_half_event& e);
 

@@ -37,15 +37,12 @@ const char* payload_reject_name(PayloadReject r) {
 }
 
 DecodedPayload decode_payload(const PayloadRecord& record) {
-  DecodedPayload out;
   const skewscope_payload_event& p = record.header;
   if (p.protocol != SKEWSCOPE_PROTO_KAFKA && p.protocol != SKEWSCOPE_PROTO_ZMTP) {
-    out.reject = PayloadReject::bad_protocol;
-    return out;
+    return DecodedPayload::fail(PayloadReject::bad_protocol);
   }
   if (p.captured_len > p.bytes || p.captured_len != record.bytes.size()) {
-    out.reject = PayloadReject::bad_length;
-    return out;
+    return DecodedPayload::fail(PayloadReject::bad_length);
   }
   // The identity fields are the half's: decode them exactly as a half is decoded.
   skewscope_half_event e{};
@@ -60,22 +57,20 @@ DecodedPayload decode_payload(const PayloadRecord& record) {
   e.netns_ino = p.netns_ino;
   e.kind = p.kind;
   Decoded half = decode_half(e);
-  if (!half.half) {
-    switch (half.reject) {
-      case DecodeReject::zero_bytes: out.reject = PayloadReject::zero_bytes; break;
-      case DecodeReject::zero_port: out.reject = PayloadReject::zero_port; break;
-      default: out.reject = PayloadReject::bad_kind; break;
+  if (!half) {
+    switch (half.error) {
+      case DecodeReject::zero_bytes: return DecodedPayload::fail(PayloadReject::zero_bytes);
+      case DecodeReject::zero_port: return DecodedPayload::fail(PayloadReject::zero_port);
+      default: return DecodedPayload::fail(PayloadReject::bad_kind);
     }
-    return out;
   }
   PayloadChunk chunk;
-  chunk.half = *half.half;
+  chunk.half = *half;
   chunk.protocol = p.protocol == SKEWSCOPE_PROTO_KAFKA ? PayloadProtocol::kafka : PayloadProtocol::zmtp;
   chunk.netns_ino = p.netns_ino;
   chunk.cgroup_id = p.cgroup_id;
   chunk.prefix = std::span<const std::uint8_t>(record.bytes.data(), record.bytes.size());
-  out.chunk = chunk;
-  return out;
+  return DecodedPayload::ok(chunk);
 }
 
 }  // namespace skewscope

@@ -8,6 +8,7 @@
 
 #include "capture/payload_source.hpp"
 #include "skewscope/half.hpp"
+#include "skewscope/result.hpp"
 
 namespace skewscope {
 
@@ -24,10 +25,7 @@ struct PayloadChunk {
   std::span<const std::uint8_t> prefix;  // the captured bytes (<= half.bytes); views the record
 };
 
-struct DecodedPayload {
-  std::optional<PayloadChunk> chunk;
-  PayloadReject reject = PayloadReject::bad_kind;  // meaningful only when !chunk
-};
+using DecodedPayload = Result<PayloadChunk, PayloadReject>;
 
 DecodedPayload decode_payload(const PayloadRecord& record);
 

@@ -32,18 +32,14 @@ const char* wire_reject_name(WireReject r) {
 }
 
 WireDecoded decode_wire(const skewscope_wire_event& e) {
-  WireDecoded out;
   if (e.direction != SKEWSCOPE_WIRE_EGRESS && e.direction != SKEWSCOPE_WIRE_INGRESS) {
-    out.reject = WireReject::bad_direction;
-    return out;
+    return WireDecoded::fail(WireReject::bad_direction);
   }
   if (e.local_port == 0 || e.remote_port == 0) {
-    out.reject = WireReject::no_port;
-    return out;
+    return WireDecoded::fail(WireReject::no_port);
   }
   if (e.bytes == 0) {
-    out.reject = WireReject::no_bytes;
-    return out;
+    return WireDecoded::fail(WireReject::no_bytes);
   }
   WireHalf w;
   Half& h = w.half;
@@ -64,8 +60,7 @@ WireDecoded decode_wire(const skewscope_wire_event& e) {
   w.ifindex = e.ifindex;
   w.hardware_only = e.origin == SKEWSCOPE_WIRE_FROM_SOCKOPS_HW;
   w.ack_sample = e.origin == SKEWSCOPE_WIRE_FROM_TC_ACK;
-  out.wire = w;
-  return out;
+  return WireDecoded::ok(w);
 }
 
 }  // namespace skewscope

@@ -7,6 +7,7 @@
 
 #include "skewscope/abi/wire_event.h"
 #include "skewscope/half.hpp"
+#include "skewscope/result.hpp"
 
 namespace skewscope {
 
@@ -28,10 +29,7 @@ struct WireHalf {
   bool ack_sample = false;
 };
 
-struct WireDecoded {
-  std::optional<WireHalf> wire;
-  WireReject reject = WireReject::count_;
-};
+using WireDecoded = Result<WireHalf, WireReject>;
 
 WireDecoded decode_wire(const skewscope_wire_event& e);
 

@@ -118,11 +118,11 @@ void WireRuntime::ingest(const std::vector<skewscope_wire_event>& batch) {
   for (const auto& event : batch) {
     ++counts_.segments;
     WireDecoded decoded = decode_wire(event);
-    if (!decoded.wire) {
+    if (!decoded) {
       ++counts_.rejected;
       continue;
     }
-    WireHalf& w = *decoded.wire;
+    WireHalf& w = *decoded;
     if (config_.own_port && w.netns_ino == config_.own_netns &&
         (event.local_port == config_.own_port || event.remote_port == config_.own_port)) {
       ++counts_.own_traffic;

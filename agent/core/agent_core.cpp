@@ -32,8 +32,8 @@ void AgentCore::ingest(const std::vector<skewscope_half_event>& batch) {
       continue;
     }
     Decoded decoded = decode_half(event);
-    if (!decoded.half) {
-      ++ingest_.rejected[static_cast<std::size_t>(decoded.reject)];
+    if (!decoded) {
+      ++ingest_.rejected[static_cast<std::size_t>(decoded.error)];
       continue;
     }
     auto domain = domains_.classify(event.netns_ino, event.cgroup_id);
@@ -41,7 +41,7 @@ void AgentCore::ingest(const std::vector<skewscope_half_event>& batch) {
       ++ingest_.outside_domains;
       continue;
     }
-    Half& half = *decoded.half;
+    Half& half = *decoded;
     half.domain = *domain;
     half.domain_ns = simulated_.apply(half.domain, half.capture_ns, clock_mapping_.to_realtime(half.capture_ns));
     (half.kind == HalfKind::send ? ingest_.sends : ingest_.recvs) += 1;
@@ -85,17 +85,17 @@ void AgentCore::ingest_payloads(const std::vector<PayloadRecord>& batch) {
   };
   for (const auto& record : batch) {
     DecodedPayload decoded = decode_payload(record);
-    if (!decoded.chunk) {
-      ++payload_->rejected[static_cast<std::size_t>(decoded.reject)];
+    if (!decoded) {
+      ++payload_->rejected[static_cast<std::size_t>(decoded.error)];
       continue;
     }
-    auto domain = domains_.classify(decoded.chunk->netns_ino, decoded.chunk->cgroup_id);
+    auto domain = domains_.classify(decoded->netns_ino, decoded->cgroup_id);
     if (!domain) {
       ++payload_->outside_domains;
       continue;
     }
-    decoded.chunk->half.domain = *domain;
-    messages_->add(*decoded.chunk, clock, spans_, span_info_);
+    decoded->half.domain = *domain;
+    messages_->add(*decoded, clock, spans_, span_info_);
     ship_kafka_halves();
   }
   record_spans(&span_info_);

@@ -308,10 +308,10 @@ void KafkaExchange::consume(std::int64_t budget_ms) {
         gaps.emplace_back(msg->partition, msg->offset - next->second);
       next_offset_[msg->partition] = msg->offset + 1;
       DecodedRecord d = decode_record({static_cast<const std::uint8_t*>(msg->payload), msg->len});
-      if (d.batch) {
-        items.push_back({msg->partition, std::move(*d.batch)});
+      if (d) {
+        items.push_back({msg->partition, std::move(*d.value)});
       } else {
-        ++rejected[static_cast<std::size_t>(d.reject)];
+        ++rejected[static_cast<std::size_t>(d.error)];
       }
     } else if (msg->err != RD_KAFKA_RESP_ERR__PARTITION_EOF) {
       std::lock_guard guard(stats_lock_);

@@ -14,6 +14,7 @@
 
 #include "exchange/rdma_record_codec.hpp"
 #include "skewscope/half.hpp"
+#include "skewscope/result.hpp"
 
 namespace skewscope::exchange {
 
@@ -90,10 +91,7 @@ inline const char* record_reject_name(RecordReject r) {
   return "unknown";
 }
 
-struct DecodedRecord {
-  std::optional<WireBatch> batch;
-  RecordReject reject = RecordReject::truncated;  // meaningful only when !batch
-};
+using DecodedRecord = Result<WireBatch, RecordReject>;
 
 // Halves must reference domains[0..size) and the batch must respect the limits above.
 std::string encode_record(const WireBatch& batch);

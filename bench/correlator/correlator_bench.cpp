@@ -82,7 +82,7 @@ void BM_Correlator(benchmark::State& state) {
   const Epoch epoch = make_epoch(shape_from(state));
   std::vector<Half> halves;
   for (const auto& e : epoch.records) {
-    Half h = *decode_half(e).half;
+    Half h = *decode_half(e).value;
     h.domain = e.kind == SKEWSCOPE_HALF_SEND ? 1 : 2;
     h.domain_ns = h.capture_ns;
     halves.push_back(h);

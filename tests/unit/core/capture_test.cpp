@@ -11,14 +11,14 @@ TEST_CASE("a send and its receive decode to the same directed flow key") {
   skewscope::test::SyntheticStream s({1, 40000, 1}, {2, 5555, 2}, 10);
   auto send = decode_half(s.write(10, 5));
   auto recv = decode_half(s.read(10, 6));
-  REQUIRE(send.half);
-  REQUIRE(recv.half);
-  CHECK(send.half->flow == recv.half->flow);
-  CHECK(send.half->flow.src_port == 40000);
-  CHECK(send.half->flow.dst_port == 5555);
-  CHECK(send.half->kind == HalfKind::send);
-  CHECK(recv.half->kind == HalfKind::recv);
-  CHECK(FlowKeyHash{}(send.half->flow) == FlowKeyHash{}(recv.half->flow));
+  REQUIRE(send.value);
+  REQUIRE(recv.value);
+  CHECK(send.value->flow == recv.value->flow);
+  CHECK(send.value->flow.src_port == 40000);
+  CHECK(send.value->flow.dst_port == 5555);
+  CHECK(send.value->kind == HalfKind::send);
+  CHECK(recv.value->kind == HalfKind::recv);
+  CHECK(FlowKeyHash{}(send.value->flow) == FlowKeyHash{}(recv.value->flow));
 }
 
 TEST_CASE("monotonic to realtime uses the mapping valid at capture time") {

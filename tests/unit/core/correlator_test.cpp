@@ -16,8 +16,8 @@ namespace {
 
 Half decoded(const skewscope_half_event& e) {
   auto d = decode_half(e);
-  REQUIRE(d.half);
-  Half h = *d.half;
+  REQUIRE(d);
+  Half h = *d;
   h.domain_ns = h.capture_ns;  // one shared clock
   return h;
 }

@@ -65,10 +65,10 @@ struct Run {
   void feed(const std::vector<PayloadRecord>& recs, DomainId domain) {
     for (const auto& r : recs) {
       auto d = decode_payload(r);
-      REQUIRE(d.chunk);
-      d.chunk->half.domain = domain;
+      REQUIRE(d);
+      d->half.domain = domain;
       pairing.add(
-          *d.chunk, [](DomainId, std::int64_t ns) { return ns; }, spans, info);
+          *d, [](DomainId, std::int64_t ns) { return ns; }, spans, info);
     }
   }
 };
@@ -117,20 +117,20 @@ TEST_CASE("payload decode: inconsistent records are rejected with a reason") {
   auto recs = records(zmtp_stream(1, 4), {100}, SKEWSCOPE_HALF_SEND, 1);
   PayloadRecord r = recs.front();
   r.header.protocol = 9;
-  CHECK(decode_payload(r).reject == PayloadReject::bad_protocol);
+  CHECK(decode_payload(r).error == PayloadReject::bad_protocol);
   r = recs.front();
   r.header.captured_len = r.header.bytes + 1;
-  CHECK(decode_payload(r).reject == PayloadReject::bad_length);
+  CHECK(decode_payload(r).error == PayloadReject::bad_length);
   r = recs.front();
   r.bytes.pop_back();
-  CHECK(decode_payload(r).reject == PayloadReject::bad_length);
+  CHECK(decode_payload(r).error == PayloadReject::bad_length);
   r = recs.front();
   r.header.kind = 7;
-  CHECK(decode_payload(r).reject == PayloadReject::bad_kind);
+  CHECK(decode_payload(r).error == PayloadReject::bad_kind);
   r = recs.front();
   r.header.remote_port = 0;
-  CHECK(decode_payload(r).reject == PayloadReject::zero_port);
-  CHECK(decode_payload(recs.front()).chunk);
+  CHECK(decode_payload(r).error == PayloadReject::zero_port);
+  CHECK(decode_payload(recs.front()).value);
 }
 
 TEST_CASE("the pending table is bounded: halves beyond it are counted") {

@@ -35,33 +35,33 @@ Half with_domain(Half h, DomainId d, std::int64_t ns) {
 TEST_CASE("egress and ingress of one segment decode to one directed key") {
   auto out = decode_wire(segment(SKEWSCOPE_WIRE_EGRESS, 1000, 64, 5));
   auto in = decode_wire(segment(SKEWSCOPE_WIRE_INGRESS, 1000, 64, 9));
-  REQUIRE(out.wire);
-  REQUIRE(in.wire);
-  CHECK(out.wire->half.kind == HalfKind::send);
-  CHECK(in.wire->half.kind == HalfKind::recv);
-  CHECK(out.wire->half.flow == in.wire->half.flow);
-  CHECK_FALSE(in.wire->skb_realtime_ns);
+  REQUIRE(out.value);
+  REQUIRE(in.value);
+  CHECK(out.value->half.kind == HalfKind::send);
+  CHECK(in.value->half.kind == HalfKind::recv);
+  CHECK(out.value->half.flow == in.value->half.flow);
+  CHECK_FALSE(in.value->skb_realtime_ns);
   auto stamped = segment(SKEWSCOPE_WIRE_INGRESS, 1000, 64, 9);
   stamped.skb_real_ns = 123;
   stamped.hw_ns = 456;
   auto s = decode_wire(stamped);
-  CHECK(*s.wire->skb_realtime_ns == 123);
-  CHECK(*s.wire->hardware_ns == 456);
+  CHECK(*s.value->skb_realtime_ns == 123);
+  CHECK(*s.value->hardware_ns == 456);
 }
 
 TEST_CASE("invalid wire records are rejected with their reason") {
-  CHECK(decode_wire(segment(7, 1, 1, 1)).reject == WireReject::bad_direction);
-  CHECK(decode_wire(segment(SKEWSCOPE_WIRE_EGRESS, 1, 0, 1)).reject == WireReject::no_bytes);
+  CHECK(decode_wire(segment(7, 1, 1, 1)).error == WireReject::bad_direction);
+  CHECK(decode_wire(segment(SKEWSCOPE_WIRE_EGRESS, 1, 0, 1)).error == WireReject::no_bytes);
   auto no_port = segment(SKEWSCOPE_WIRE_EGRESS, 1, 1, 1);
   no_port.remote_port = 0;
-  CHECK(decode_wire(no_port).reject == WireReject::no_port);
+  CHECK(decode_wire(no_port).error == WireReject::no_port);
 }
 
 TEST_CASE("software and hardware stamps pair at their own levels, never mixed") {
   WireCorrelator c;
   std::vector<Span> spans;
-  Half send = decode_wire(segment(SKEWSCOPE_WIRE_EGRESS, 1000, 64, 5)).wire->half;
-  Half recv = decode_wire(segment(SKEWSCOPE_WIRE_INGRESS, 1000, 64, 9)).wire->half;
+  Half send = decode_wire(segment(SKEWSCOPE_WIRE_EGRESS, 1000, 64, 5)).value->half;
+  Half recv = decode_wire(segment(SKEWSCOPE_WIRE_INGRESS, 1000, 64, 9)).value->half;
   // The send has a hardware stamp, the receive does not: only a software span.
   c.add(with_domain(send, 0, 100), with_domain(send, 0, 90), spans);
   c.add(with_domain(recv, 1, 120), std::nullopt, spans);
@@ -69,8 +69,8 @@ TEST_CASE("software and hardware stamps pair at their own levels, never mixed") 
   CHECK(spans[0].timestamp_source == TimestampSource::wire_software);
   CHECK(spans[0].span_ns() == 20);
   // Both stamped in hardware: one span per level.
-  Half send2 = decode_wire(segment(SKEWSCOPE_WIRE_EGRESS, 1064, 64, 15)).wire->half;
-  Half recv2 = decode_wire(segment(SKEWSCOPE_WIRE_INGRESS, 1064, 64, 19)).wire->half;
+  Half send2 = decode_wire(segment(SKEWSCOPE_WIRE_EGRESS, 1064, 64, 15)).value->half;
+  Half recv2 = decode_wire(segment(SKEWSCOPE_WIRE_INGRESS, 1064, 64, 19)).value->half;
   c.add(with_domain(send2, 0, 200), with_domain(send2, 0, 195), spans);
   c.add(with_domain(recv2, 1, 220), with_domain(recv2, 1, 205), spans);
   REQUIRE(spans.size() == 3);

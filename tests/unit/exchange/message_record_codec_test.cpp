@@ -67,16 +67,16 @@ TEST_CASE("kafka batch halves survive encode and decode unchanged, beside tcp ha
   b.halves.push_back(
       {HalfKind::send, Transport::tcp, FlowKey{v4(1), v4(3), 41000, 9092}, 7, 64, 1'790'000'000'000'000'000, 0});
   DecodedRecord d = decode_record(bytes_of(encode_record(b)));
-  REQUIRE(d.batch);
-  CHECK(*d.batch == b);
+  REQUIRE(d.value);
+  CHECK(*d.value == b);
 }
 
 TEST_CASE("every truncated prefix of a record with kafka halves is rejected") {
   const std::string rec = encode_record(message_batch());
   for (std::size_t n = 0; n < rec.size(); ++n) {
     DecodedRecord d = decode_record(bytes_of(rec.substr(0, n)));
-    CHECK_MESSAGE(!d.batch, "prefix of " << n << " bytes accepted");
-    CHECK((d.reject == RecordReject::truncated));
+    CHECK_MESSAGE(!d.value, "prefix of " << n << " bytes accepted");
+    CHECK((d.error == RecordReject::truncated));
   }
 }
 
@@ -106,17 +106,17 @@ TEST_CASE("invalid kafka halves reject the record as invalid_content") {
   };
   for (const auto& [name, edit] : cases) {
     DecodedRecord d = decode_record(bytes_of(edited(b, edit)));
-    CHECK_MESSAGE(!d.batch, name);
-    CHECK_MESSAGE((d.reject == RecordReject::invalid_content), name);
+    CHECK_MESSAGE(!d.value, name);
+    CHECK_MESSAGE((d.error == RecordReject::invalid_content), name);
   }
   // The edit helper itself keeps a valid record valid.
-  CHECK(decode_record(bytes_of(edited(b, [](auto&) {}))).batch);
+  CHECK(decode_record(bytes_of(edited(b, [](auto&) {}))).value);
 }
 
 TEST_CASE("too many kafka halves in one record are refused") {
   WireBatch b = message_batch();
   b.messages.resize(kMaxHalvesPerRecord + 1, b.messages.front());
-  CHECK((decode_record(bytes_of(encode_record(b))).reject == RecordReject::invalid_content));
+  CHECK((decode_record(bytes_of(encode_record(b))).error == RecordReject::invalid_content));
 }
 
 TEST_CASE("both halves of a batch get one key: its topic-partition") {

@@ -51,8 +51,8 @@ std::string record_of(const v1::HalvesBatch& pb) {
 
 RecordReject reject_of(const v1::HalvesBatch& pb) {
   DecodedRecord d = decode_record(bytes_of(record_of(pb)));
-  REQUIRE_FALSE(d.batch);
-  return d.reject;
+  REQUIRE_FALSE(d.value);
+  return d.error;
 }
 
 }  // namespace
@@ -60,8 +60,8 @@ RecordReject reject_of(const v1::HalvesBatch& pb) {
 TEST_CASE("RDMA halves survive encode and decode unchanged, zero-length sends included") {
   WireBatch b = rdma_batch();
   DecodedRecord d = decode_record(bytes_of(encode_record(b)));
-  REQUIRE(d.batch);
-  CHECK(*d.batch == b);
+  REQUIRE(d.value);
+  CHECK(*d.value == b);
   // Two connections (two generations), written once each.
   CHECK(payload_of(b).rdma_connections_size() == 2);
 }
@@ -71,16 +71,16 @@ TEST_CASE("TCP and RDMA halves share a record") {
   FlowKey f{gid_v4(10, 77, 0, 1), gid_v4(10, 77, 0, 2), 41000, 7000};
   b.halves.push_back({HalfKind::send, Transport::tcp, f, 1, 10, 1'790'000'000'000'000'123, 0});
   DecodedRecord d = decode_record(bytes_of(encode_record(b)));
-  REQUIRE(d.batch);
-  CHECK(*d.batch == b);
+  REQUIRE(d.value);
+  CHECK(*d.value == b);
 }
 
 TEST_CASE("every truncated prefix of a record with RDMA halves is rejected") {
   const std::string rec = encode_record(rdma_batch());
   for (std::size_t n = 0; n < rec.size(); ++n) {
     DecodedRecord d = decode_record(bytes_of(rec.substr(0, n)));
-    CHECK_MESSAGE(!d.batch, "prefix of " << n << " bytes accepted");
-    CHECK((d.reject == RecordReject::truncated));
+    CHECK_MESSAGE(!d.value, "prefix of " << n << " bytes accepted");
+    CHECK((d.error == RecordReject::truncated));
   }
 }
 
@@ -113,7 +113,7 @@ TEST_CASE("invalid RDMA content is a counted rejection") {
   // A hostile delta wraps instead of overflowing.
   v1::HalvesBatch wild = good;
   wild.mutable_rdma_halves(0)->set_realtime_delta_ns(INT64_MAX);
-  CHECK(decode_record(bytes_of(record_of(wild))).batch);
+  CHECK(decode_record(bytes_of(record_of(wild))).value);
 }
 
 }  // namespace skewscope::exchange

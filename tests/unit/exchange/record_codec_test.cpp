@@ -35,8 +35,8 @@ TEST_CASE("a batch survives encode and decode unchanged") {
   WireBatch b = sample_batch();
   std::string rec = encode_record(b);
   DecodedRecord d = decode_record(bytes_of(rec));
-  REQUIRE(d.batch);
-  CHECK(*d.batch == b);
+  REQUIRE(d.value);
+  CHECK(*d.value == b);
   // Flows are shared: two flows, three halves.
   CHECK(rec.size() < 8 + 2 * (2 * 16 + 8) + 3 * 24 + 64);
 }
@@ -45,18 +45,18 @@ TEST_CASE("an empty batch round-trips") {
   WireBatch b;
   b.host = "h";
   DecodedRecord d = decode_record(bytes_of(encode_record(b)));
-  REQUIRE(d.batch);
-  CHECK(*d.batch == b);
+  REQUIRE(d.value);
+  CHECK(*d.value == b);
 }
 
 TEST_CASE("every truncated prefix is rejected, never accepted as a shorter batch") {
   std::string rec = encode_record(sample_batch());
   for (std::size_t n = 0; n < rec.size(); ++n) {
     DecodedRecord d = decode_record(bytes_of(rec.substr(0, n)));
-    CHECK_MESSAGE(!d.batch, "prefix of " << n << " bytes accepted");
-    CHECK((d.reject == RecordReject::truncated));
+    CHECK_MESSAGE(!d.value, "prefix of " << n << " bytes accepted");
+    CHECK((d.error == RecordReject::truncated));
   }
-  CHECK((decode_record(bytes_of(rec + "x")).reject == RecordReject::trailing_bytes));
+  CHECK((decode_record(bytes_of(rec + "x")).error == RecordReject::trailing_bytes));
 }
 
 TEST_CASE("another format version is refused before parsing") {
@@ -65,23 +65,23 @@ TEST_CASE("another format version is refused before parsing") {
     std::string other = rec;
     other[2] = v;
     DecodedRecord d = decode_record(bytes_of(other));
-    CHECK(!d.batch);
-    CHECK((d.reject == RecordReject::unknown_version));
+    CHECK(!d.value);
+    CHECK((d.error == RecordReject::unknown_version));
   }
   std::string flags = rec;
   flags[3] = 1;
-  CHECK((decode_record(bytes_of(flags)).reject == RecordReject::unknown_version));
+  CHECK((decode_record(bytes_of(flags)).error == RecordReject::unknown_version));
 }
 
 TEST_CASE("garbage is a counted rejection") {
-  CHECK((decode_record(bytes_of("hello, kafka")).reject == RecordReject::bad_magic));
-  CHECK((decode_record(bytes_of("")).reject == RecordReject::truncated));
+  CHECK((decode_record(bytes_of("hello, kafka")).error == RecordReject::bad_magic));
+  CHECK((decode_record(bytes_of("")).error == RecordReject::truncated));
   std::string junk = "SK";
   junk += char(1);
   junk += char(0);
   junk += std::string("\x05\x00\x00\x00", 4);
   junk += "\xff\xff\xff\xff\xff";
-  CHECK((decode_record(bytes_of(junk)).reject == RecordReject::bad_protobuf));
+  CHECK((decode_record(bytes_of(junk)).error == RecordReject::bad_protobuf));
   // Every single-byte corruption of a valid record: rejected or decoded, never a crash.
   std::string rec = encode_record(sample_batch());
   for (std::size_t i = 0; i < rec.size(); ++i) {
@@ -94,10 +94,10 @@ TEST_CASE("garbage is a counted rejection") {
 TEST_CASE("out-of-range references are invalid content") {
   WireBatch b = sample_batch();
   b.halves[1].domain = 7;  // no such domain name
-  CHECK((decode_record(bytes_of(encode_record(b))).reject == RecordReject::invalid_content));
+  CHECK((decode_record(bytes_of(encode_record(b))).error == RecordReject::invalid_content));
   WireBatch bad_name = sample_batch();
   bad_name.domains[0] = "has space";
-  CHECK((decode_record(bytes_of(encode_record(bad_name))).reject == RecordReject::invalid_content));
+  CHECK((decode_record(bytes_of(encode_record(bad_name))).error == RecordReject::invalid_content));
 }
 
 }  // namespace skewscope::exchange
