@@ -60,9 +60,12 @@ void encode_message_halves(const std::vector<WireMessageHalf>& halves, v1::Halve
   }
 }
 
-std::optional<RecordReject> decode_message_halves(const v1::HalvesBatch& pb, std::size_t domain_count,
-                                                  std::vector<WireMessageHalf>& out) {
-  if (pb.message_halves_size() > static_cast<int>(kMaxHalvesPerRecord)) return RecordReject::invalid_content;
+Result<std::vector<WireMessageHalf>, RecordReject> decode_message_halves(const v1::HalvesBatch& pb,
+                                                                         std::size_t domain_count) {
+  using Decoded = Result<std::vector<WireMessageHalf>, RecordReject>;
+  if (pb.message_halves_size() > static_cast<int>(kMaxHalvesPerRecord))
+    return Decoded::fail(RecordReject::invalid_content);
+  std::vector<WireMessageHalf> out;
   out.reserve(static_cast<std::size_t>(pb.message_halves_size()));
   for (const auto& m : pb.message_halves()) {
     const bool fetched = m.kind() == v1::KafkaBatchHalf::FETCHED;
@@ -70,7 +73,7 @@ std::optional<RecordReject> decode_message_halves(const v1::HalvesBatch& pb, std
         !valid_topic(m.topic()) || m.partition() < 0 || m.producer_epoch() < INT16_MIN ||
         m.producer_epoch() > INT16_MAX || m.attributes() > 0xffff || m.records() < 0 || m.bytes() == 0 ||
         (m.has_base_offset() && m.base_offset() < 0) || fetched != m.has_consumer())
-      return RecordReject::invalid_content;
+      return Decoded::fail(RecordReject::invalid_content);
     WireMessageHalf h;
     h.kind = fetched ? WireMessageHalf::Kind::fetched : WireMessageHalf::Kind::produced;
     h.domain = m.domain();
@@ -91,13 +94,13 @@ std::optional<RecordReject> decode_message_halves(const v1::HalvesBatch& pb, std
       const auto& s = m.consumer();
       if (!get_address(s.local_addr(), h.consumer.src_addr) || !get_address(s.remote_addr(), h.consumer.dst_addr) ||
           !valid_port(s.local_port()) || !valid_port(s.remote_port()))
-        return RecordReject::invalid_content;
+        return Decoded::fail(RecordReject::invalid_content);
       h.consumer.src_port = static_cast<std::uint16_t>(s.local_port());
       h.consumer.dst_port = static_cast<std::uint16_t>(s.remote_port());
     }
     out.push_back(std::move(h));
   }
-  return std::nullopt;
+  return Decoded::ok(std::move(out));
 }
 
 protocols::kafka::BatchHalf to_batch_half(const WireMessageHalf& h) {

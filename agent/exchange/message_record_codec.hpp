@@ -12,6 +12,7 @@
 
 #include "exchange/record_codec.hpp"
 #include "protocols/kafka/kafka_connection.hpp"
+#include "skewscope/result.hpp"
 
 namespace skewscope::v1 {
 class HalvesBatch;
@@ -27,8 +28,9 @@ std::string message_key(const std::string& topic, std::int32_t partition);
 // Decoded halves are checked against these; anything beyond is invalid_content.
 inline constexpr std::size_t kMaxTopicBytes = 249;  // Kafka's own limit on topic names
 
-std::optional<RecordReject> decode_message_halves(const v1::HalvesBatch& pb, std::size_t domain_count,
-                                                  std::vector<WireMessageHalf>& out);
+// The batch's Kafka halves; invalid_content when any is out of range.
+Result<std::vector<WireMessageHalf>, RecordReject> decode_message_halves(const v1::HalvesBatch& pb,
+                                                                         std::size_t domain_count);
 void encode_message_halves(const std::vector<WireMessageHalf>& halves, v1::HalvesBatch& pb);
 
 // The batch's naming fields as the Kafka parser reports them, for protocols::kafka::primary_key.

@@ -4,6 +4,7 @@
 #include <map>
 #include <tuple>
 
+#include "exchange/record_codec.hpp"
 #include "skewscope/v1/halves.pb.h"
 
 namespace skewscope::exchange {
@@ -43,27 +44,29 @@ void encode_rdma_halves(const std::vector<WireRdmaHalf>& halves, std::int64_t ba
   }
 }
 
-bool decode_rdma_halves(const v1::HalvesBatch& pb, std::size_t domains, std::vector<WireRdmaHalf>& out) {
+Result<std::vector<WireRdmaHalf>, RecordReject> decode_rdma_halves(const v1::HalvesBatch& pb, std::size_t domains) {
+  using Decoded = Result<std::vector<WireRdmaHalf>, RecordReject>;
   // Each connection is there for its halves: more connections than halves is not ours.
-  if (pb.rdma_connections_size() > pb.rdma_halves_size()) return false;
+  if (pb.rdma_connections_size() > pb.rdma_halves_size()) return Decoded::fail(RecordReject::invalid_content);
   std::vector<WireRdmaHalf> conns;
   conns.reserve(static_cast<std::size_t>(pb.rdma_connections_size()));
   for (const auto& c : pb.rdma_connections()) {
     WireRdmaHalf w;
     if (!get_gid(c.local_gid(), w.local_gid) || !get_gid(c.peer_gid(), w.peer_gid) || c.local_qpn() > kMaxQpn ||
         c.peer_qpn() > kMaxQpn)
-      return false;
+      return Decoded::fail(RecordReject::invalid_content);
     w.local_qpn = c.local_qpn();
     w.peer_qpn = c.peer_qpn();
     w.pid = c.pid();
     w.generation = c.generation();
     conns.push_back(w);
   }
-  out.reserve(out.size() + static_cast<std::size_t>(pb.rdma_halves_size()));
+  std::vector<WireRdmaHalf> out;
+  out.reserve(static_cast<std::size_t>(pb.rdma_halves_size()));
   for (const auto& h : pb.rdma_halves()) {
     if ((h.kind() != v1::RdmaHalf::SEND && h.kind() != v1::RdmaHalf::RECV) || h.connection() >= conns.size() ||
         h.domain() >= domains)  // a zero-length SEND is legal in RDMA
-      return false;
+      return Decoded::fail(RecordReject::invalid_content);
     WireRdmaHalf w = conns[h.connection()];
     w.kind = h.kind() == v1::RdmaHalf::SEND ? HalfKind::send : HalfKind::recv;
     w.domain = h.domain();
@@ -74,7 +77,7 @@ bool decode_rdma_halves(const v1::HalvesBatch& pb, std::size_t domains, std::vec
                                               static_cast<std::uint64_t>(h.realtime_delta_ns()));
     out.push_back(w);
   }
-  return true;
+  return Decoded::ok(std::move(out));
 }
 
 }  // namespace skewscope::exchange

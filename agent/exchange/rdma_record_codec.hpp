@@ -7,12 +7,16 @@
 #include <vector>
 
 #include "skewscope/half.hpp"
+#include "skewscope/result.hpp"
 
 namespace skewscope::v1 {
 class HalvesBatch;
 }
 
 namespace skewscope::exchange {
+
+// Defined with the record format in record_codec.hpp, which includes this header.
+enum class RecordReject : std::uint8_t;
 
 // One RC half as shipped: its connection (both GIDs and QPNs, the RTR it belongs to), ordinal,
 // size, and the domain clock's wall-clock reading.
@@ -35,8 +39,8 @@ inline constexpr std::uint32_t kMaxQpn = 0xffffff;  // QPNs are 24 bits
 
 // Connections are written once each; deltas are from `base_realtime_ns`.
 void encode_rdma_halves(const std::vector<WireRdmaHalf>& halves, std::int64_t base_realtime_ns, v1::HalvesBatch& pb);
-// False when a half or connection is out of range (index, GID length, QPN, kind, domain index);
-// `out` is then unspecified.
-bool decode_rdma_halves(const v1::HalvesBatch& pb, std::size_t domains, std::vector<WireRdmaHalf>& out);
+// The batch's RDMA halves; invalid_content when a half or connection is out of range (index, GID
+// length, QPN, kind, domain index).
+Result<std::vector<WireRdmaHalf>, RecordReject> decode_rdma_halves(const v1::HalvesBatch& pb, std::size_t domains);
 
 }  // namespace skewscope::exchange

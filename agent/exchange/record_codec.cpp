@@ -137,8 +137,12 @@ DecodedRecord decode_record(std::span<const std::uint8_t> bytes) {
                                               static_cast<std::uint64_t>(h.realtime_delta_ns()));
     batch.halves.push_back(w);
   }
-  if (!decode_rdma_halves(pb, batch.domains.size(), batch.rdma_halves)) return reject(RecordReject::invalid_content);
-  if (auto r = decode_message_halves(pb, batch.domains.size(), batch.messages)) return reject(*r);
+  auto rdma = decode_rdma_halves(pb, batch.domains.size());
+  if (!rdma) return reject(rdma.error);
+  batch.rdma_halves = std::move(*rdma.value);
+  auto messages = decode_message_halves(pb, batch.domains.size());
+  if (!messages) return reject(messages.error);
+  batch.messages = std::move(*messages.value);
   return DecodedRecord{std::move(batch), RecordReject::truncated};
 }
 
