@@ -12,21 +12,7 @@
 #  - wall-clock stamps 37 s ahead (a NIC clock kept in TAI): refused (fallback.implausible), the
 #    probe's time kept, no negative span.
 source "$(dirname "$0")/lib.sh"
-
-PINGPONG=$BUILD/tests/tools/rdma_verbs_pingpong
-[ -x "$PINGPONG" ] || fail "build rdma_verbs_pingpong first (needs libibverbs-dev)"
-
-lab_up 2
-A=10.77.0.1
-B=10.77.0.2
-start_agent --domain a=netns:"$(netns_path 1)" --domain b=netns:"$(netns_path 2)" --only-domains \
-  --window 30s --send-max-age 2s --rdma
-
-rdma_field() { status_json | jq -r ".rdma.$1"; }
-spans() {  # spans SRC DST FIELD
-  status_json | jq -r --arg s "$1" --arg d "$2" --arg f "$3" \
-    '[.pairs[] | select(.src==$s and .dst==$d and .transport=="rdma")][0][$f] // 0'
-}
+source "$(dirname "$0")/rdma_lab.sh"
 
 # run PORT COUNT PINGPONG-OPTIONS...: server on b, client on a (both with the options)
 run() {

@@ -12,23 +12,9 @@
 #  - b's clock 100 ms behind: every a->b span is negative, no b->a span (100 ms, not 5: on a
 #    loaded machine a poll loop can be descheduled for milliseconds, and such a span stays positive).
 source "$(dirname "$0")/lib.sh"
-
-PINGPONG=$BUILD/tests/tools/rdma_verbs_pingpong
-[ -x "$PINGPONG" ] || fail "build rdma_verbs_pingpong first (needs libibverbs-dev)"
+source "$(dirname "$0")/rdma_lab.sh"
 LIBIBVERBS=$(readlink -f "$(ldd "$PINGPONG" | awk '/libibverbs/ {print $3}')")
 [ -f "$LIBIBVERBS" ] || fail "libibverbs not found for $PINGPONG"
-
-lab_up 2
-A=10.77.0.1
-B=10.77.0.2
-start_agent --domain a=netns:"$(netns_path 1)" --domain b=netns:"$(netns_path 2)" --only-domains \
-  --window 30s --send-max-age 2s --rdma
-
-rdma_field() { status_json | jq -r ".rdma.$1"; }
-spans() {  # spans SRC DST FIELD
-  status_json | jq -r --arg s "$1" --arg d "$2" --arg f "$3" \
-    '[.pairs[] | select(.src==$s and .dst==$d and .transport=="rdma")][0][$f] // 0'
-}
 
 # run PORT COUNT [server prefix...]: server on b, client on a; prints the client's JSON line
 run() {
