@@ -1,5 +1,5 @@
 /* Receive halves of extended CQs (ibv_create_cq_ex), and samples of the NIC clock.
- * Included by rdma_verbs.bpf.c after its maps and helpers (count, reserve, submit, ordinals).
+ * Included by rdma_verbs.bpf.c after lib/rdma_records.bpf.h (count, reserve, submit, ordinals).
  *
  * An extended CQ is polled one completion at a time: ibv_start_poll / ibv_next_poll make a
  * completion current (status and wr_id land in the ibv_cq_ex), and every other field is a call
