@@ -42,9 +42,18 @@ static __always_inline int inet_tcp(struct sock *sk)
 	       (family == SKEWSCOPE_AF_INET || family == SKEWSCOPE_AF_INET6);
 }
 
-static __always_inline int from_agent(__u64 pid_tgid)
+/* The caller read from the task by plain loads: the same values bpf_get_current_pid_tgid() and
+ * bpf_get_current_cgroup_id() return, without two helper calls (the second takes and drops the
+ * RCU read lock, which this program already holds) per half. */
+static __always_inline struct caller current_caller(struct task_struct *task)
 {
-	return (__u32)(pid_tgid >> 32) == agent_tgid;
+	return (struct caller){.pid_tgid = (__u64)(__u32)task->tgid << 32 | (__u32)task->pid,
+			       .cgroup_id = task->cgroups->dfl_cgrp->kn->id};
+}
+
+static __always_inline int from_agent(struct task_struct *task)
+{
+	return (__u32)task->tgid == agent_tgid;
 }
 
 static __always_inline __u32 tcp_seq_of(struct sock *sk, int is_send)
@@ -58,11 +67,11 @@ SEC("tp_btf/tcp_sendmsg_locked")
 int sock_send_begin(unsigned long long *ctx)
 {
 	struct sock *sk = (struct sock *)ctx[0];
-	if (from_agent(bpf_get_current_pid_tgid()))
+	struct task_struct *task = bpf_get_current_task_btf();
+	if (from_agent(task))
 		return 0;
 	__u64 now = bpf_ktime_get_ns();
-	struct send_start *slot = bpf_task_storage_get(&task_sends, bpf_get_current_task_btf(), 0,
-						       BPF_LOCAL_STORAGE_GET_F_CREATE);
+	struct send_start *slot = bpf_task_storage_get(&task_sends, task, 0, BPF_LOCAL_STORAGE_GET_F_CREATE);
 	if (!slot) {
 		count_lost(sk, SKEWSCOPE_CNT_INFLIGHT_FULL);
 		return 0;
@@ -83,14 +92,15 @@ int sock_send_end(unsigned long long *ctx)
 	/* Every socket send lands here (UDP, unix): two loads reject those before any lookup. */
 	if (!inet_tcp(sk))
 		return 0;
-	struct send_start *slot = bpf_task_storage_get(&task_sends, bpf_get_current_task_btf(), 0, 0);
+	struct task_struct *task = bpf_get_current_task_btf();
+	struct send_start *slot = bpf_task_storage_get(&task_sends, task, 0, 0);
 	if (!slot || !slot->active)
 		return 0;
 	slot->active = 0;
 	/* Another socket's start: a protocol that sends through TCP underneath (kernel TLS, ...). */
 	if (slot->sk != sk || ret <= 0)
 		return 0;
-	emit_half(TUPLE_TYPED, sk, bpf_get_current_pid_tgid(), slot->ts_ns, slot->seq, (__u64)ret,
+	emit_half(TUPLE_TYPED, sk, current_caller(task), slot->ts_ns, slot->seq, (__u64)ret,
 		  SKEWSCOPE_HALF_SEND, SKEWSCOPE_SYS_SOCKET);
 	return 0;
 }
@@ -105,11 +115,11 @@ int sock_recv_end(unsigned long long *ctx)
 	int flags = (int)ctx[2];
 	if (ret <= 0 || (flags & MSG_PEEK_FLAG) || !inet_tcp(sk))
 		return 0;
-	__u64 id = bpf_get_current_pid_tgid();
-	if (from_agent(id))
+	struct task_struct *task = bpf_get_current_task_btf();
+	if (from_agent(task))
 		return 0;
 	__u64 now = bpf_ktime_get_ns();
-	emit_half(TUPLE_TYPED, sk, id, now, tcp_seq_of(sk, 0) - (__u32)ret, (__u64)ret, SKEWSCOPE_HALF_RECV,
-		  SKEWSCOPE_SYS_SOCKET);
+	emit_half(TUPLE_TYPED, sk, current_caller(task), now, tcp_seq_of(sk, 0) - (__u32)ret, (__u64)ret,
+		  SKEWSCOPE_HALF_RECV, SKEWSCOPE_SYS_SOCKET);
 	return 0;
 }

@@ -85,7 +85,7 @@ TcpSyscallCapture::Opened TcpSyscallCapture::open(const std::vector<HookChoice>&
   }
   const std::uint32_t ring_bytes = half_ring_bytes_per_cpu(static_cast<unsigned>(cpus));
   bpf_map__set_max_entries(self->skel_->maps.halves_by_cpu, static_cast<__u32>(cpus));
-  self->skel_->rodata->ring_wakeup_bytes = ring_bytes / 4;
+  self->skel_->rodata->ring_wakeup_mask = half_ring_wakeup_mask(ring_bytes, sizeof(skewscope_half_event));
   self->skel_->rodata->payload_max = payload.max_bytes;
   self->skel_->rodata->payload_detect = payload.detect ? 1 : 0;
   self->skel_->rodata->payload_scoped = payload.scoped ? 1 : 0;

@@ -121,8 +121,25 @@ struct files_struct {
 	struct fdtable *fdt;
 };
 
+/* The path bpf_get_current_cgroup_id takes (the task's default-hierarchy cgroup, its kernfs id),
+ * for programs that hold the task as a BTF pointer and read it with plain loads. */
+struct kernfs_node {
+	__u64 id;
+};
+
+struct cgroup {
+	struct kernfs_node *kn;
+};
+
+struct css_set {
+	struct cgroup *dfl_cgrp;
+};
+
 struct task_struct {
 	struct files_struct *files;
+	struct css_set *cgroups;
+	int pid;  /* the thread's id */
+	int tgid; /* the process's id */
 };
 
 /* The registers a raw syscall tracepoint hands over: the user's syscall arguments at sys_enter,

@@ -126,7 +126,7 @@ static __always_inline int on_exit(enum variant v, long ret)
 		return 0;
 
 	__u64 ts = c.kind == SKEWSCOPE_HALF_SEND ? c.entry_ns : bpf_ktime_get_ns();
-	emit_half(v == V_RAW_TP ? TUPLE_RDONLY_CAST : TUPLE_CORE_READ, c.sk, bpf_get_current_pid_tgid(), ts,
-		  c.seq, bytes, c.kind, c.syscall);
+	emit_half(v == V_RAW_TP ? TUPLE_RDONLY_CAST : TUPLE_CORE_READ, c.sk, caller_by_helpers(), ts, c.seq,
+		  bytes, c.kind, c.syscall);
 	return 0;
 }

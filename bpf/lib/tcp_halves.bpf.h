@@ -22,9 +22,11 @@ struct {
 
 /* Waking the reader on every record cost more than half of all BPF time (measured: the
  * self-interrupt behind each wake-up dominates on a VM). The agent polls every few milliseconds
- * anyway, so records are submitted silently and the reader is only woken when a ring is this
- * full (a quarter of it, set by the agent), long before it can overflow. */
-const volatile __u64 ring_wakeup_bytes = 1 << 20;
+ * anyway, so records are submitted silently and the reader is only woken once every
+ * (ring_wakeup_mask + 1) halves a CPU emits: a power of 2 whose records fill at most a quarter
+ * of a ring (set by the agent), long before it can overflow. Counting is free (the per-CPU
+ * emitted counter exists anyway); asking the ring its fill level was a helper call per half. */
+const volatile __u64 ring_wakeup_mask = 8191;
 
 /* Losses by origin (network namespace, cgroup, reason), so that a loss shows on the domain it
  * belongs to. The global per-CPU counter always counts; an origin that finds this table full is
@@ -62,10 +64,21 @@ enum tuple_read {
 	TUPLE_TYPED,	   /* sk is already a BTF pointer (a tp_btf argument): plain loads */
 };
 
-/* Reserves, fills and submits one half; a full ring is counted against the socket's origin.
- * pid_tgid: the caller's bpf_get_current_pid_tgid(), which it has usually read already (to skip
- * the agent's own calls): one helper call per half instead of two. */
-static __always_inline void emit_half(enum tuple_read how, struct sock *sk, __u64 pid_tgid, __u64 ts_ns,
+/* Who made the call, as the caller read it: bpf_get_current_pid_tgid() and
+ * bpf_get_current_cgroup_id(), or the same fields by plain loads from the task (current_caller). */
+struct caller {
+	__u64 pid_tgid;
+	__u64 cgroup_id;
+};
+
+static __always_inline struct caller caller_by_helpers(void)
+{
+	return (struct caller){.pid_tgid = bpf_get_current_pid_tgid(),
+			       .cgroup_id = bpf_get_current_cgroup_id()};
+}
+
+/* Reserves, fills and submits one half; a full ring is counted against the socket's origin. */
+static __always_inline void emit_half(enum tuple_read how, struct sock *sk, struct caller who, __u64 ts_ns,
 				      __u32 seq, __u64 bytes, __u8 kind, __u8 syscall)
 {
 	__u32 cpu = bpf_get_smp_processor_id();
@@ -76,7 +89,7 @@ static __always_inline void emit_half(enum tuple_read how, struct sock *sk, __u6
 		return;
 	}
 	e->ts_ns = ts_ns;
-	e->cgroup_id = bpf_get_current_cgroup_id();
+	e->cgroup_id = who.cgroup_id;
 	if (how == TUPLE_TYPED)
 		read_tuple_typed(sk, e);
 	else if (how == TUPLE_RDONLY_CAST)
@@ -85,12 +98,13 @@ static __always_inline void emit_half(enum tuple_read how, struct sock *sk, __u6
 		read_tuple(sk, e);
 	e->seq = seq;
 	e->bytes = bytes > 0xffffffffULL ? 0xffffffffU : (__u32)bytes;
-	e->pid = pid_tgid >> 32;
-	e->tid = (__u32)pid_tgid;
+	e->pid = who.pid_tgid >> 32;
+	e->tid = (__u32)who.pid_tgid;
 	e->kind = kind;
 	e->syscall = syscall;
 	__builtin_memset(e->pad, 0, sizeof(e->pad));
-	__u64 queued = bpf_ringbuf_query(ring, BPF_RB_AVAIL_DATA);
-	bpf_ringbuf_submit(e, queued >= ring_wakeup_bytes ? BPF_RB_FORCE_WAKEUP : BPF_RB_NO_WAKEUP);
-	count_event(SKEWSCOPE_CNT_EMITTED);
+	__u32 emitted_slot = SKEWSCOPE_CNT_EMITTED;
+	__u64 *emitted = bpf_map_lookup_elem(&counters, &emitted_slot);
+	__u64 n = emitted ? ++*emitted : 0; /* per-CPU slot: no atomics needed */
+	bpf_ringbuf_submit(e, (n & ring_wakeup_mask) == 0 ? BPF_RB_FORCE_WAKEUP : BPF_RB_NO_WAKEUP);
 }

@@ -45,3 +45,12 @@ TEST_CASE("the half rings share 8 MiB out per CPU, a power of 2 and at least 1 M
   CHECK(half_ring_bytes_per_cpu(8) == 1u << 20);
   CHECK(half_ring_bytes_per_cpu(64) == 1u << 20);  // the floor: 64 MiB in all on 64 CPUs
 }
+
+TEST_CASE("the half reader is woken every power-of-2 count of halves that fits a quarter ring") {
+  // 4 MiB ring, 80 B records + 8 B header: 11 915 fit in a quarter, so every 8192nd wakes.
+  CHECK(half_ring_wakeup_mask(4u << 20, 80) == 8191);
+  CHECK(half_ring_wakeup_mask(1u << 20, 80) == 2047);   // 2978 fit
+  CHECK(half_ring_wakeup_mask(1u << 20, 2040) == 127);  // 128 x 2048 B is exactly a quarter
+  CHECK(half_ring_wakeup_mask(64, 80) == 0);            // none fits: wake on every half
+  CHECK((half_ring_wakeup_mask(4u << 20, 80) + 1) * 88 <= (4u << 20) / 4);
+}
