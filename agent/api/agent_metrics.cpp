@@ -50,7 +50,7 @@ void write_histogram(PrometheusWriter& w, std::string_view name, const std::stri
   const std::string bucket = std::string(name) + "_bucket";
   for (std::size_t i = 0; i < kSpanBucketsSeconds.size(); ++i) {
     const std::string le = format_sample_value(kSpanBucketsSeconds[i]);
-    w.sample(bucket, {{"src", src}, {"dst", dst}, {"le", le}}, static_cast<double>(h.le[i]));
+    w.sample(bucket, {{"src", src}, {"dst", dst}, {"le", le}}, static_cast<double>(h.le(i)));
   }
   w.sample(bucket, {{"src", src}, {"dst", dst}, {"le", "+Inf"}}, static_cast<double>(h.count));
   w.sample(std::string(name) + "_sum", {{"src", src}, {"dst", dst}}, h.sum_seconds);

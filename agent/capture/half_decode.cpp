@@ -32,6 +32,12 @@ const char* decode_reject_name(DecodeReject r) {
   return "unknown";
 }
 
+static Address address_of(const std::uint8_t (&bytes)[16]) {
+  Address a;
+  std::memcpy(a.data(), bytes, sizeof bytes);
+  return a;
+}
+
 Decoded decode_half(const skewscope_half_event& e) {
   if (e.kind != SKEWSCOPE_HALF_SEND && e.kind != SKEWSCOPE_HALF_RECV) {
     return Decoded::fail(DecodeReject::bad_kind);
@@ -43,22 +49,23 @@ Decoded decode_half(const skewscope_half_event& e) {
   if (e.local_port == 0 || e.remote_port == 0) {
     return Decoded::fail(DecodeReject::zero_port);
   }
-  // Built in place in the result, the addresses by fixed-size copies the compiler inlines (a
-  // std::copy of two byte arrays became two memmove calls per half: the agent's top symbol).
-  Decoded out;
-  out.value.emplace();
-  Half& h = *out.value;
-  h.kind = e.kind == SKEWSCOPE_HALF_SEND ? HalfKind::send : HalfKind::recv;
-  h.transport = Transport::tcp;
-  const bool send = h.kind == HalfKind::send;
-  std::memcpy(h.flow.src_addr.data(), send ? e.local_addr : e.remote_addr, sizeof e.local_addr);
-  std::memcpy(h.flow.dst_addr.data(), send ? e.remote_addr : e.local_addr, sizeof e.local_addr);
-  h.flow.src_port = send ? e.local_port : e.remote_port;
-  h.flow.dst_port = send ? e.remote_port : e.local_port;
-  h.seq = e.seq;
-  h.bytes = e.bytes;
-  h.capture_ns = static_cast<std::int64_t>(e.ts_ns);
-  return out;
+  // Every field assigned once, straight into the result: a default-constructed Half filled in
+  // afterwards compiled to a 88-byte `rep stos` and narrow stores re-read by wide loads (stalled
+  // store forwarding), 17-23 % of the agent's own time per half.
+  const bool send = e.kind == SKEWSCOPE_HALF_SEND;
+  return Decoded::ok(Half{
+      .kind = send ? HalfKind::send : HalfKind::recv,
+      .transport = Transport::tcp,
+      .flow = FlowKey{.src_addr = address_of(send ? e.local_addr : e.remote_addr),
+                      .dst_addr = address_of(send ? e.remote_addr : e.local_addr),
+                      .src_port = send ? e.local_port : e.remote_port,
+                      .dst_port = send ? e.remote_port : e.local_port},
+      .seq = e.seq,
+      .bytes = e.bytes,
+      .capture_ns = static_cast<std::int64_t>(e.ts_ns),
+      .domain_ns = 0,
+      .domain = 0,
+  });
 }
 
 }  // namespace skewscope

@@ -48,24 +48,21 @@ void add_analysis_routes(HttpApi& api, AgentCore& core, std::mutex& core_lock, b
     std::lock_guard guard(core_lock);
     nlohmann::json spans = nlohmann::json::array();
     const auto& recent = core.recent_spans();
-    for (auto it = recent.size() > limit ? recent.end() - static_cast<long>(limit) : recent.begin(); it != recent.end();
-         ++it) {
-      nlohmann::json entry = {{"src", core.domains().name(it->src)},
-                              {"dst", core.domains().name(it->dst)},
-                              {"transport", transport_name(it->transport)},
-                              {"bytes", it->bytes},
-                              {"span_seconds", static_cast<double>(it->span_ns()) * 1e-9}};
+    for (std::size_t i = recent.size() > limit ? recent.size() - limit : 0; i < recent.size(); ++i) {
+      const Span& span = recent[i].span;
+      nlohmann::json entry = {{"src", core.domains().name(span.src)},
+                              {"dst", core.domains().name(span.dst)},
+                              {"transport", transport_name(span.transport)},
+                              {"bytes", span.bytes},
+                              {"span_seconds", static_cast<double>(span.span_ns()) * 1e-9}};
       // A Kafka batch's topic: here only, never a metric label (topics are not bounded).
-      if (const auto& topics = core.recent_topics(); it->transport == Transport::kafka) {
-        const auto index = static_cast<std::size_t>(it - recent.begin());
-        if (index < topics.size()) entry["topic"] = topics[index];
-      }
+      if (span.transport == Transport::kafka) entry["topic"] = recent[i].topic;
       // Raw timestamps always; a correction only as extra, flagged fields (see estimate/correct.hpp).
-      if (auto e = core.estimator().estimate(it->src, it->dst)) {
-        entry.update(estimate::to_json(estimate::correct_span(*it, *e, estimate::kMaxExportedCorrectionNs)));
+      if (auto e = core.estimator().estimate(span.src, span.dst)) {
+        entry.update(estimate::to_json(estimate::correct_span(span, *e, estimate::kMaxExportedCorrectionNs)));
       } else {
-        entry["send_ns"] = it->send_ns;
-        entry["recv_ns"] = it->recv_ns;
+        entry["send_ns"] = span.send_ns;
+        entry["recv_ns"] = span.recv_ns;
         entry["corrected"] = false;
       }
       spans.push_back(std::move(entry));

@@ -59,12 +59,7 @@ void AgentCore::record_spans(const std::vector<MessageSpanInfo>* info) {
     const Span& span = spans_[i];
     health_.add(span, pair_bound);
     estimator_.observe(span);
-    recent_.push_back(span);
-    recent_topics_.push_back(info && i < info->size() ? (*info)[i].topic : std::string());
-  }
-  while (recent_.size() > kRecentSpans) {
-    recent_.pop_front();
-    recent_topics_.pop_front();
+    recent_.push(RecentSpan{span, info && i < info->size() ? (*info)[i].topic : std::string()});
   }
 }
 
@@ -234,14 +229,8 @@ void AgentCore::record_remote_message_spans() {
   std::vector<Span> spans;
   std::vector<MessageSpanInfo> info;
   exchange_->pairing().take_message_spans(spans, info);
-  for (std::size_t i = 0; i < spans.size(); ++i) {
-    recent_.push_back(spans[i]);
-    recent_topics_.push_back(i < info.size() ? info[i].topic : std::string());
-  }
-  while (recent_.size() > kRecentSpans) {
-    recent_.pop_front();
-    recent_topics_.pop_front();
-  }
+  for (std::size_t i = 0; i < spans.size(); ++i)
+    recent_.push(RecentSpan{spans[i], i < info.size() ? info[i].topic : std::string()});
 }
 
 void AgentCore::take_outgoing_messages(std::vector<exchange::OutgoingMessageHalf>& out) {

@@ -4,7 +4,6 @@
 #pragma once
 
 #include <cstdint>
-#include <deque>
 #include <optional>
 #include <string>
 #include <vector>
@@ -13,6 +12,7 @@
 #include "capture/event_source.hpp"
 #include "capture/payload_source.hpp"
 #include "core/agent_report.hpp"
+#include "core/recent_ring.hpp"
 #include "correlate/correlator.hpp"
 #include "correlate/message_pairing.hpp"
 #include "correlate/rdma_pairing.hpp"
@@ -71,8 +71,13 @@ class AgentCore {
 
   // Spans produced by the last ingest() (for stages downstream of health, and for tests).
   const std::vector<Span>& last_spans() const { return spans_; }
-  // The most recent spans (bounded), for export with corrected timestamps.
-  const std::deque<Span>& recent_spans() const { return recent_; }
+  // The most recent spans (bounded), for export with corrected timestamps, each with its topic
+  // (Kafka; empty for other transports).
+  struct RecentSpan {
+    Span span;
+    std::string topic;
+  };
+  const RecentRing<RecentSpan>& recent_spans() const { return recent_; }
   static constexpr std::size_t kRecentSpans = 1024;
 
   bool pair_at_risk(DomainId src, DomainId dst) const;
@@ -82,8 +87,6 @@ class AgentCore {
   void enable_payload(std::uint32_t max_bytes, MessagePairingLimits limits);
   void ingest_payloads(const std::vector<PayloadRecord>& batch);
   void observe_payload_source(const PayloadCounters& counters);
-  // The topic (Kafka) of each span in recent_spans(), same index; empty for other transports.
-  const std::deque<std::string>& recent_topics() const { return recent_topics_; }
 
   // The exchange (--exchange): from then on, halves whose two ends are not both owned by this
   // agent's domains go to the outgoing queue instead of the local correlator, and the Kafka
@@ -118,8 +121,7 @@ class AgentCore {
   std::uint64_t lost_seen_ = 0;  // lost_halves() at the last observe_source()
   std::optional<std::string> capture_error_;
   std::vector<Span> spans_;
-  std::deque<Span> recent_;
-  std::deque<std::string> recent_topics_;
+  RecentRing<RecentSpan> recent_{kRecentSpans};
   void record_spans(const std::vector<MessageSpanInfo>* info);
   std::optional<MessagePairing> messages_;
   std::optional<PayloadReport> payload_;

@@ -6,6 +6,7 @@
 #include <string>
 #include <string_view>
 #include <unordered_map>
+#include <utility>
 #include <vector>
 
 #include "domains/domain_spec.hpp"
@@ -50,6 +51,10 @@ class DomainRegistry {
   std::vector<std::string> names_;
   std::unordered_map<std::uint32_t, DomainId> by_netns_;
   std::unordered_map<std::uint64_t, DomainId> by_cgroup_;
+  // The same keys in insertion order, searched linearly by classify() while there are few.
+  static constexpr std::size_t kScanLimit = 16;
+  std::vector<std::pair<std::uint32_t, DomainId>> netns_scan_;
+  std::vector<std::pair<std::uint64_t, DomainId>> cgroup_scan_;
   bool only_domains_;
   std::size_t remote_count_ = 0;
 };

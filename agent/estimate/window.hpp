@@ -11,6 +11,8 @@
 #include <limits>
 #include <vector>
 
+#include "skewscope/bucket_memo.hpp"
+
 namespace skewscope::estimate {
 
 inline constexpr std::int64_t kNoBucket = std::numeric_limits<std::int64_t>::min();
@@ -49,6 +51,7 @@ class PairWindow {
   std::vector<Bucket> ring_;
   std::int64_t newest_ = kNoBucket;
   std::uint64_t rng_ = 0x9e3779b97f4a7c15ULL;  // fixed seed: same input, same sample, same tables
+  BucketMemo memo_;
 };
 
 // Floor division for possibly negative times.

@@ -7,6 +7,8 @@
 #include <optional>
 #include <vector>
 
+#include "skewscope/bucket_memo.hpp"
+
 namespace skewscope {
 
 struct WindowTotals {
@@ -46,6 +48,7 @@ class PairWindow {
   std::uint64_t spans_ = 0;
   std::uint64_t negative_spans_ = 0;
   std::uint64_t unexplained_ = 0;
+  BucketMemo memo_;
 };
 
 }  // namespace skewscope

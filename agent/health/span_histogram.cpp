@@ -1,16 +1,25 @@
 #include "health/span_histogram.hpp"
 
+#include <algorithm>
+
 namespace skewscope {
 
 void Histogram::observe(double seconds) {
   ++count;
   sum_seconds += seconds;
-  for (std::size_t i = 0; i < kSpanBucketsSeconds.size(); ++i)
-    if (seconds <= kSpanBucketsSeconds[i]) ++le[i];
+  // The first bound >= seconds; past the last one the observation is only in count (+Inf).
+  const auto bound = std::lower_bound(kSpanBucketsSeconds.begin(), kSpanBucketsSeconds.end(), seconds);
+  if (bound != kSpanBucketsSeconds.end()) ++in_bucket[static_cast<std::size_t>(bound - kSpanBucketsSeconds.begin())];
+}
+
+std::uint64_t Histogram::le(std::size_t bucket) const {
+  std::uint64_t sum = 0;
+  for (std::size_t i = 0; i <= bucket && i < in_bucket.size(); ++i) sum += in_bucket[i];
+  return sum;
 }
 
 void Histogram::merge(const Histogram& other) {
-  for (std::size_t i = 0; i < le.size(); ++i) le[i] += other.le[i];
+  for (std::size_t i = 0; i < in_bucket.size(); ++i) in_bucket[i] += other.in_bucket[i];
   count += other.count;
   sum_seconds += other.sum_seconds;
 }

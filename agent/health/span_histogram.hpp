@@ -4,6 +4,7 @@
 #pragma once
 
 #include <array>
+#include <cstddef>
 #include <cstdint>
 
 namespace skewscope {
@@ -13,12 +14,15 @@ inline constexpr std::array<double, 23> kSpanBucketsSeconds{0,      1e-6, 2.5e-6
                                                             0.1,    0.25, 0.5,    1,      2.5,  5,      10};
 
 struct Histogram {
-  std::array<std::uint64_t, kSpanBucketsSeconds.size()> le{};  // cumulative: observations <= bound
+  // Observations in each bucket alone, (bound[i-1], bound[i]]: one increment per observation.
+  // The cumulative counts Prometheus wants are summed when read (le), per scrape, not per span.
+  std::array<std::uint64_t, kSpanBucketsSeconds.size()> in_bucket{};
   std::uint64_t count = 0;
   double sum_seconds = 0;
 
   void observe(double seconds);
   void merge(const Histogram& other);
+  std::uint64_t le(std::size_t bucket) const;  // observations <= kSpanBucketsSeconds[bucket]
 };
 
 struct SpanHistograms {

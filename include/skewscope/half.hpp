@@ -3,6 +3,7 @@
 
 #include <array>
 #include <cstdint>
+#include <cstring>
 #include <functional>
 
 #include "skewscope/span.hpp"
@@ -21,7 +22,19 @@ struct FlowKey {
   std::uint16_t src_port = 0;
   std::uint16_t dst_port = 0;
 
-  bool operator==(const FlowKey&) const = default;
+  // By words: a defaulted == compared the arrays through a memcmp call, per half.
+  bool operator==(const FlowKey& o) const {
+    return src_port == o.src_port && dst_port == o.dst_port && same_bytes(src_addr, o.src_addr) &&
+           same_bytes(dst_addr, o.dst_addr);
+  }
+
+ private:
+  static bool same_bytes(const Address& a, const Address& b) {
+    std::uint64_t x[2], y[2];
+    std::memcpy(x, a.data(), 16);
+    std::memcpy(y, b.data(), 16);
+    return ((x[0] ^ y[0]) | (x[1] ^ y[1])) == 0;
+  }
 };
 
 struct FlowKeyHash {

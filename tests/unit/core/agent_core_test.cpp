@@ -172,3 +172,23 @@ TEST_CASE("at_risk from the clock sources: bounds wider than Δt_min before any 
   CHECK(pair(r, "pre", "infer").state == PairState::at_risk);
   CHECK(pair(r, "pre", "infer").negative_spans == 0);
 }
+
+TEST_CASE("the recent-span ring keeps the newest items, oldest first, and reuses its slots") {
+  RecentRing<int> ring(3);
+  CHECK(ring.size() == 0);
+  ring.push(1);
+  ring.push(2);
+  CHECK(ring.size() == 2);
+  CHECK(ring[0] == 1);
+  CHECK(ring[1] == 2);
+  for (int v = 3; v <= 7; ++v) ring.push(v);
+  REQUIRE(ring.size() == 3);
+  CHECK(ring[0] == 5);
+  CHECK(ring[1] == 6);
+  CHECK(ring[2] == 7);
+  RecentRing<int> one(0);  // a capacity of 0 is one slot
+  one.push(4);
+  one.push(9);
+  CHECK(one.size() == 1);
+  CHECK(one[0] == 9);
+}

@@ -82,19 +82,19 @@ TEST_CASE("span histograms: cumulative buckets, negatives at le=0 and in their o
   h.observe(3'000'000);       // 3 ms
   h.observe(20'000'000'000);  // 20 s: only +Inf
   CHECK(h.duration.count == 4);
-  CHECK(h.duration.le[0] == 1);  // le=0
+  CHECK(h.duration.le(0) == 1);  // le=0
   auto index_of = [](double bound) {
     for (std::size_t i = 0; i < kSpanBucketsSeconds.size(); ++i)
       if (kSpanBucketsSeconds[i] == bound) return i;
     FAIL("no bucket");
     return std::size_t{0};
   };
-  CHECK(h.duration.le[index_of(2.5e-5)] == 1);
-  CHECK(h.duration.le[index_of(5e-5)] == 2);
-  CHECK(h.duration.le[index_of(5e-3)] == 3);
-  CHECK(h.duration.le.back() == 3);
+  CHECK(h.duration.le(index_of(2.5e-5)) == 1);
+  CHECK(h.duration.le(index_of(5e-5)) == 2);
+  CHECK(h.duration.le(index_of(5e-3)) == 3);
+  CHECK(h.duration.le(kSpanBucketsSeconds.size() - 1) == 3);
   CHECK(h.duration.sum_seconds == doctest::Approx(20.00103));
   CHECK(h.negative_magnitude.count == 1);
-  CHECK(h.negative_magnitude.le[index_of(2.5e-3)] == 1);
-  CHECK(h.negative_magnitude.le[index_of(1e-3)] == 0);
+  CHECK(h.negative_magnitude.le(index_of(2.5e-3)) == 1);
+  CHECK(h.negative_magnitude.le(index_of(1e-3)) == 0);
 }
