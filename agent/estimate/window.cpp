@@ -21,13 +21,15 @@ PairWindow::PairWindow(std::int64_t bucket_ns, std::size_t buckets, std::size_t 
 
 bool PairWindow::add(int direction, std::int64_t span_ns, std::int64_t capture_ns) {
   const std::int64_t n = static_cast<std::int64_t>(ring_.size());
+  std::int64_t idx = memo_.index;
+  std::size_t slot = memo_.slot;
   if (!memo_.holds(capture_ns)) {
-    const std::int64_t at = floor_div(capture_ns, bucket_ns_);
-    memo_.remember(at, bucket_ns_, static_cast<std::size_t>(at - floor_div(at, n) * n));
+    idx = floor_div(capture_ns, bucket_ns_);
+    slot = static_cast<std::size_t>(idx - floor_div(idx, n) * n);
+    memo_.remember(idx, bucket_ns_, slot);
   }
-  const std::int64_t idx = memo_.index;
   if (newest_ != kNoBucket && idx <= newest_ - n) return false;
-  Bucket& b = ring_[memo_.slot];
+  Bucket& b = ring_[slot];
   if (b.index != idx) {  // the slot holds a bucket that has left the window: recycle it
     b.index = idx;
     for (auto& d : b.dir) {

@@ -16,13 +16,15 @@ void PairWindow::add(std::int64_t capture_ns, std::int64_t span_ns, bool unexpla
   ++spans_;
   if (span_ns < 0) ++negative_spans_;
   if (unexplained) ++unexplained_;
+  std::int64_t index = memo_.index;
+  std::size_t slot = memo_.slot;
   if (!memo_.holds(capture_ns)) {
-    const std::int64_t index = bucket_index(capture_ns);
+    index = bucket_index(capture_ns);
     const auto size = static_cast<std::int64_t>(ring_.size());
-    memo_.remember(index, bucket_ns_, static_cast<std::size_t>(((index % size) + size) % size));
+    slot = static_cast<std::size_t>(((index % size) + size) % size);
+    memo_.remember(index, bucket_ns_, slot);
   }
-  const std::int64_t index = memo_.index;
-  Bucket& b = ring_[memo_.slot];
+  Bucket& b = ring_[slot];
   if (b.index > index) return;  // the slot already holds a newer bucket: too late for the window
   if (b.index != index) b = Bucket{index};
   ++b.spans;

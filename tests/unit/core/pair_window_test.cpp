@@ -3,6 +3,7 @@
 #include "health/health_tracker.hpp"
 #include "health/pair_window.hpp"
 #include "health/span_histogram.hpp"
+#include "skewscope/bucket_memo.hpp"
 
 using namespace skewscope;
 
@@ -97,4 +98,32 @@ TEST_CASE("span histograms: cumulative buckets, negatives at le=0 and in their o
   CHECK(h.negative_magnitude.count == 1);
   CHECK(h.negative_magnitude.le(index_of(2.5e-3)) == 1);
   CHECK(h.negative_magnitude.le(index_of(1e-3)) == 0);
+}
+
+TEST_CASE("the remembered bucket answers only inside its bounds, and never for bounds past 64 bits") {
+  BucketMemo memo;
+  CHECK_FALSE(memo.holds(0));  // empty until remembered
+  memo.remember(-2, 1000, 7);  // [-2000, -1000)
+  CHECK(memo.holds(-2000));
+  CHECK(memo.holds(-1001));
+  CHECK_FALSE(memo.holds(-1000));
+  CHECK_FALSE(memo.holds(-2001));
+  CHECK(memo.slot == 7);
+  memo.remember(std::numeric_limits<std::int64_t>::max() / 1000 + 1, 1000, 0);  // overflows
+  CHECK_FALSE(memo.holds(0));
+  CHECK_FALSE(memo.holds(std::numeric_limits<std::int64_t>::max()));
+}
+
+TEST_CASE("spans at the ends of the time range are filed in their buckets, like every other") {
+  PairWindow w(1'000'000'000, 4);
+  const std::int64_t top = std::numeric_limits<std::int64_t>::max();
+  w.add(top, -5);
+  w.add(top - 1, 3);
+  WindowTotals t = w.window(top);
+  CHECK(t.spans == 2);
+  CHECK(t.negative_spans == 1);
+  CHECK(t.min_span_ns == -5);
+  PairWindow low(1'000'000'000, 4);
+  low.add(std::numeric_limits<std::int64_t>::min(), 2);
+  CHECK(low.window(std::numeric_limits<std::int64_t>::min()).spans == 1);
 }
