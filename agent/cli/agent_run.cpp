@@ -1,0 +1,222 @@
+// run_agent: the run of `skewscope agent` once its options are planned (agent_plan.cpp): bind the
+// servers, load and attach the capture, start the threads that feed the core, wait for a stop
+// (agent_shutdown.cpp), then tear down in order. Its own file because it owns every long-lived
+// object of the process and the order in which they start and stop.
+#include <sys/stat.h>
+
+#include <atomic>
+#include <iostream>
+#include <memory>
+#include <mutex>
+#include <thread>
+
+#include "api/control_socket.hpp"
+#include "api/http_api.hpp"
+#include "capture/payload_reader.hpp"
+#include "capture/rdma_capture.hpp"
+#include "capture/tcp_syscall_capture.hpp"
+#include "capture/tracefs.hpp"
+#include "cli/agent_command.hpp"
+#include "cli/agent_control.hpp"
+#include "cli/agent_plan.hpp"
+#include "cli/agent_routes.hpp"
+#include "cli/agent_shutdown.hpp"
+#include "cli/capture_loop.hpp"
+#include "cli/payload_loop.hpp"
+#include "cli/rdma_loop.hpp"
+#include "cli/wire_runtime.hpp"
+#include "clocks/clock_monitor.hpp"
+#include "core/agent_core.hpp"
+#include "domains/duration.hpp"
+#include "exchange/kafka_exchange.hpp"
+#include "skewscope/version.hpp"
+
+namespace skewscope {
+namespace {
+
+std::uint32_t own_netns_inode() {
+  struct stat st {};
+  return stat("/proc/self/ns/net", &st) == 0 ? static_cast<std::uint32_t>(st.st_ino) : 0;
+}
+
+int usage_error(const std::string& message) {
+  std::cerr << "skewscope agent: " << message << "\n";
+  return 2;
+}
+
+int runtime_error(const std::string& message) {
+  std::cerr << "skewscope agent: " << message << "\n";
+  return 1;
+}
+
+}  // namespace
+
+int run_agent(const AgentOptions& options) {
+  AgentPlan plan;
+  if (Status planned = plan_agent(options, plan); !planned) return usage_error(planned.error);
+
+  // Signals are taken by sigtimedwait in this thread only. Blocked before any thread exists
+  // (librdkafka and the HTTP server start their own), since every thread inherits the mask and a
+  // thread that did not block them would take the default action: exit without detaching first.
+  const sigset_t stop_signals = block_stop_signals();
+
+  if (Status tracefs = ensure_tracefs(); !tracefs) return runtime_error("tracefs: " + tracefs.error);
+
+  AgentCore core(std::move(*plan.domains), plan.core);
+  std::mutex core_lock;
+  const std::int64_t start = monotonic_now_ns();
+  for (const auto& sim : plan.simulations)
+    core.simulated_clocks().set(*core.domains().find(sim.domain), sim.offset_ns, sim.drift_ppm, start);
+  core.clock_mapping().sample_now();
+  std::unique_ptr<exchange::KafkaExchange> kafka;
+  if (plan.exchange) {
+    core.enable_exchange(exchange::CoreExchangeConfig{plan.exchange->sample_one_in});
+    auto created = exchange::KafkaExchange::create(*plan.exchange, core, core_lock);
+    if (!created) return usage_error("--exchange: " + created.error);
+    kafka = std::move(*created);
+  }
+
+  clocks::ClockConfig clock_config;
+  clock_config.ptp4l_sockets = options.ptp4l_sockets;
+  clock_config.max_drift_ppm = options.max_drift_ppm;
+  clocks::ClockMonitor clock_monitor(clock_config);
+
+  // The HTTP thread reads only the core (the source's counters are copied into it by the capture
+  // thread), so the capture can be destroyed while the server still answers.
+  std::unique_ptr<TcpSyscallCapture> capture;
+  std::unique_ptr<WireRuntime> wire;  // --wire-timestamps
+  HttpApi api(
+      [&] {
+        clocks::ClockSnapshot clock_snapshot = clock_monitor.snapshot();
+        std::lock_guard guard(core_lock);
+        const std::int64_t now = monotonic_now_ns();
+        AgentReport report = core.report(now);
+        if (wire) wire->fill(report, now);
+        report.clocks = std::move(clock_snapshot);
+        if (kafka && report.exchange) kafka->fill(*report.exchange);
+        return report;
+      },
+      kVersion);
+  add_analysis_routes(api, core, core_lock, options.enable_spans_api);
+  if (Status web = api.use_web_config_file(options.web_config_file); !web) return usage_error(web.error);
+  if (Status bound = api.bind(plan.listen.host, plan.listen.port); !bound) return runtime_error(bound.error);
+  ControlSocket control([&](const std::string& line) { return handle_control(line, core, core_lock); });
+  if (Status bound = control.bind(options.control_socket); !bound) return runtime_error(bound.error);
+
+  auto choices = choose_hooks(probe_kernel_features(), tcp_hook_candidates(), plan.payload.max_bytes > 0);
+  auto opened = TcpSyscallCapture::open(choices, plan.payload);
+  if (!opened) return runtime_error(opened.error);
+  capture = std::move(*opened);
+  std::unique_ptr<PayloadRingReader> payload_reader;
+  if (plan.payload.max_bytes > 0) {
+    auto reader = PayloadRingReader::open(capture->payload_ring_fd(), capture->payload_counters_fd());
+    if (!reader) return runtime_error(reader.error);
+    payload_reader = std::move(*reader);
+    core.enable_payload(plan.payload.max_bytes, MessagePairingLimits{});
+  }
+  core.set_own_endpoint(static_cast<std::uint16_t>(api.port()), own_netns_inode());
+  if (!plan.wire.interfaces.empty()) {
+    WireRuntimeConfig wire_config{plan.wire,
+                                  plan.core.window_ns,
+                                  plan.core.limits,
+                                  core.estimator().config(),
+                                  static_cast<std::uint16_t>(api.port()),
+                                  own_netns_inode()};
+    auto started = WireRuntime::start(std::move(wire_config), core, core_lock);
+    if (!started) return runtime_error("--wire-timestamps: " + started.error);
+    wire = std::move(*started);
+  }
+  std::unique_ptr<RdmaCapture> rdma;
+  if (options.rdma) {
+    auto opened_rdma =
+        RdmaCapture::open([](const std::string& line) { std::cerr << "skewscope agent: " << line << std::endl; });
+    if (!opened_rdma) return runtime_error("--rdma: " + opened_rdma.error);
+    rdma = std::move(*opened_rdma);
+  }
+
+  std::atomic<bool> stopping{false};
+  std::atomic<bool> capture_failed{false};
+  std::thread capture_thread([&] {
+    CaptureLoopEnd end = run_capture_loop(*capture, core, core_lock, stopping, TcpSyscallCapture::kMaxBatch);
+    if (!end.failed) return;
+    std::cerr << "skewscope agent: capture failed: " << end.error << "; every pair is now unknown; exiting in "
+              << format_duration_ns(plan.capture_grace_ns) << std::endl;
+    capture_failed = true;
+  });
+  std::thread payload_thread([&] {
+    if (!payload_reader) return;
+    std::string error = run_payload_loop(*payload_reader, core, core_lock, stopping);
+    if (!error.empty()) std::cerr << "skewscope agent: payload capture stopped: " << error << std::endl;
+  });
+  std::thread rdma_thread([&] {
+    if (!rdma) return;
+    std::string error = run_rdma_loop(*rdma, core, core_lock, stopping);
+    if (error.empty()) return;
+    std::cerr << "skewscope agent: RDMA capture failed: " << error << "; exiting in "
+              << format_duration_ns(plan.capture_grace_ns) << std::endl;
+    capture_failed = true;
+  });
+  // The clock sources are polled on their own thread: a ptp4l that does not answer costs that
+  // thread its reply timeout, never the capture.
+  std::thread clock_thread([&] {
+    while (!stopping) {
+      clock_monitor.poll();
+      auto bound = clock_monitor.snapshot().error_bound_seconds;
+      if (kafka)
+        kafka->set_clock_quality(bound ? static_cast<std::int64_t>(*bound * 1e9) : 0,
+                                 static_cast<std::uint32_t>(clock_monitor.snapshot().status));
+      {
+        std::lock_guard guard(core_lock);
+        core.set_clock_bound(clocks::bound_seconds_to_ns(bound));
+      }
+      for (int i = 0; i < 10 && !stopping; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    }
+  });
+  if (kafka) kafka->start();  // reads this agent's addresses before returning
+  api.start();
+  control.start();
+  std::cout << "skewscope agent " << kVersion << ": listening on " << plan.listen.host << ":" << api.port()
+            << ", control socket " << options.control_socket << ", " << capture->attached().size()
+            << " programs attached, " << core.domains().size() << " domains" << std::endl;
+  if (wire)
+    std::cout << "skewscope agent: wire timestamps on " << wire->capture().attachments().size()
+              << " interfaces, send side " << wire->capture().send_path() << " (" << wire->capture().send_path_reason()
+              << "), receive stamps "
+              << (wire->capture().rx_timestamps_held() ? "from the kernel (net_timestamp held)" : "by the program")
+              << std::endl;
+
+  // Run until a stop signal, or until the capture has been dead for the grace period: long enough
+  // for a scrape to see it (capture_up 0, every pair unknown), short enough that the service
+  // manager restarts a working agent soon.
+  int signal = wait_for_stop(stop_signals, capture_failed, plan.capture_grace_ns);
+  if (signal) std::cout << "skewscope agent: stopping on signal " << signal << std::endl;
+  const int exit_code = capture_failed ? 1 : 0;
+
+  // Teardown on its own thread, so this one can enforce the deadline and take a second signal.
+  // BPF first: from the first signal on, nothing is traced. Then the servers, whose clients are
+  // not ours to wait for.
+  std::atomic<bool> torn_down{false};
+  std::thread teardown([&] {
+    stopping = true;
+    capture_thread.join();
+    payload_thread.join();
+    payload_reader.reset();
+    rdma_thread.join();
+    const std::int64_t detach_start = monotonic_now_ns();
+    capture.reset();
+    if (wire) wire->stop();
+    rdma.reset();
+    if (kafka) kafka->stop();
+    std::cerr << "skewscope agent: BPF programs detached in "
+              << format_duration_ns((monotonic_now_ns() - detach_start) / 1'000'000 * 1'000'000) << std::endl;
+    api.stop();
+    control.stop();
+    clock_thread.join();
+    torn_down = true;
+  });
+  wait_for_teardown(stop_signals, torn_down);
+  teardown.join();
+  return exit_code;
+}
+
+}  // namespace skewscope
