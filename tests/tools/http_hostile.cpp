@@ -9,305 +9,41 @@
 // The slow clients come from 127.0.1.1..127.0.1.K (bound before connect) so that per-address
 // limits do not simply refuse them: this is the many-clients case. Everything is bounded: client
 // counts, bytes sent and every phase's duration; the tool stops by itself.
+//
+// This file is the driver: flags, the order of the phases, the requirements and the report. The
+// loopback plumbing is http_hostile_net, the slow clients http_hostile_slow_clients, and the
+// measurements and one-shot attacks http_hostile_probes.
 #include <arpa/inet.h>
-#include <fcntl.h>
 #include <netinet/in.h>
-#include <poll.h>
-#include <sys/socket.h>
-#include <unistd.h>
 
 #include <CLI/CLI.hpp>
 #include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <cstdio>
-#include <fstream>
 #include <iostream>
+#include <stdexcept>
 #include <string>
 #include <thread>
 #include <vector>
 
-namespace {
+#include "http_hostile_net.hpp"
+#include "http_hostile_probes.hpp"
+#include "http_hostile_slow_clients.hpp"
 
-using Clock = std::chrono::steady_clock;
-
-double since(Clock::time_point start) { return std::chrono::duration<double>(Clock::now() - start).count(); }
-
-sockaddr_in ipv4(const std::string& address, int port) {
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_port = htons(static_cast<std::uint16_t>(port));
-  if (inet_pton(AF_INET, address.c_str(), &addr.sin_addr) != 1) throw std::runtime_error("bad IPv4 address " + address);
-  return addr;
-}
-
-// A non-blocking socket bound to `source` and connecting to `target`; -1 if that failed at once.
-int start_connect(const sockaddr_in& target, const std::string& source) {
-  int fd = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
-  if (fd < 0) return -1;
-  sockaddr_in from = ipv4(source, 0);
-  if (bind(fd, reinterpret_cast<sockaddr*>(&from), sizeof from) != 0 ||
-      (connect(fd, reinterpret_cast<const sockaddr*>(&target), sizeof target) != 0 && errno != EINPROGRESS)) {
-    close(fd);
-    return -1;
-  }
-  return fd;
-}
-
-bool wait_for(int fd, short events, Clock::time_point deadline) {
-  const int ms =
-      static_cast<int>(std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now()).count());
-  if (ms <= 0) return false;
-  pollfd p{fd, events, 0};
-  return poll(&p, 1, ms) > 0;
-}
-
-struct Reply {
-  bool ok = false;  // a complete response arrived before the deadline
-  std::string raw;  // status line, headers and body
-  double seconds = 0;
-  int status() const { return raw.size() > 12 && raw.rfind("HTTP/1.", 0) == 0 ? std::atoi(raw.c_str() + 9) : 0; }
-  std::size_t body_size() const {
-    auto at = raw.find("\r\n\r\n");
-    return at == std::string::npos ? 0 : raw.size() - at - 4;
-  }
-};
-
-// One request with Connection: close from `source`, read to the end, all within timeout_s.
-Reply request(const sockaddr_in& target, const std::string& source, const std::string& text, double timeout_s) {
-  Reply reply;
-  const auto start = Clock::now();
-  const auto deadline = start + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(timeout_s));
-  int fd = start_connect(target, source);
-  if (fd < 0) return reply;
-  std::size_t sent = 0;
-  while (sent < text.size() && wait_for(fd, POLLOUT, deadline)) {
-    ssize_t n = send(fd, text.data() + sent, text.size() - sent, MSG_NOSIGNAL);
-    if (n <= 0) break;
-    sent += static_cast<std::size_t>(n);
-  }
-  char buf[65536];
-  while (wait_for(fd, POLLIN, deadline)) {
-    ssize_t n = recv(fd, buf, sizeof buf, 0);
-    if (n < 0 && errno == EAGAIN) continue;
-    if (n <= 0) {
-      reply.ok = n == 0 && sent == text.size() && reply.status() != 0;
-      break;
-    }
-    reply.raw.append(buf, static_cast<std::size_t>(n));
-  }
-  reply.seconds = since(start);
-  close(fd);
-  return reply;
-}
-
-std::string get_request(const std::string& path, const std::string& extra = "") {
-  return "GET " + path + " HTTP/1.1\r\nHost: agent\r\nConnection: close\r\n" + extra + "\r\n";
-}
-
-double rss_mb(int pid) {
-  std::ifstream status("/proc/" + std::to_string(pid) + "/status");
-  std::string line;
-  while (std::getline(status, line))
-    if (line.rfind("VmRSS:", 0) == 0) return std::atof(line.c_str() + 6) / 1024.0;
-  return -1;
-}
-
-struct Latency {
-  std::vector<double> seconds;  // answered requests
-  int failed = 0;               // not answered 200 within the timeout
-  double quantile(double q) const {
-    if (seconds.empty()) return -1;
-    std::vector<double> s = seconds;
-    std::sort(s.begin(), s.end());
-    return s[std::min(s.size() - 1, static_cast<std::size_t>(q * static_cast<double>(s.size())))];
-  }
-  double max() const { return seconds.empty() ? -1 : *std::max_element(seconds.begin(), seconds.end()); }
-  std::string summary() const {
-    if (seconds.empty()) return "none answered (" + std::to_string(failed) + " failed)";
-    char text[200];
-    std::snprintf(text, sizeof text, "p50 %.2f ms, p99 %.2f ms, max %.2f ms (%zu answered, %d failed)",
-                  quantile(0.5) * 1e3, quantile(0.99) * 1e3, max() * 1e3, seconds.size(), failed);
-    return text;
-  }
-};
-
-// /metrics from 127.0.0.1 every interval until `stop`; a reply later than 1 s counts as failed.
-Latency measure_metrics(const sockaddr_in& target, const std::atomic<bool>& stop, std::atomic<int>* connected_now,
-                        std::vector<int>* connected_at_samples) {
-  Latency latency;
-  while (!stop) {
-    if (connected_now) connected_at_samples->push_back(connected_now->load());
-    Reply r = request(target, "127.0.0.1", get_request("/metrics"), 1.0);
-    if (r.ok && r.status() == 200)
-      latency.seconds.push_back(r.seconds);
-    else
-      ++latency.failed;
-    std::this_thread::sleep_for(std::chrono::milliseconds(100));
-  }
-  return latency;
-}
-
-// The slow clients, driven by one poll loop. Kinds, round robin: idle (sends nothing), partial
-// (half a request, then nothing), trickle (one byte per second of a header line that never ends),
-// slow reader (a whole request, never reads the reply). Whoever the server cuts reconnects at once,
-// so the load stays at N connections for as long as it runs.
-class SlowClients {
- public:
-  enum Kind { idle, partial, trickle, slow_reader, kinds };
-
-  SlowClients(const sockaddr_in& target, int count, int sources) : target_(target) {
-    for (int i = 0; i < count; ++i)
-      clients_.push_back({-1, static_cast<Kind>(i % kinds), "127.0.1." + std::to_string(1 + i % sources), false, 0});
-  }
-  ~SlowClients() {
-    for (auto& c : clients_)
-      if (c.fd >= 0) close(c.fd);
-  }
-
-  std::atomic<int> connected{0};
-  std::uint64_t cut_by_server = 0, connect_failures = 0;
-
-  void run(const std::atomic<bool>& stop) {
-    for (auto& c : clients_) open(c);
-    auto next_trickle = Clock::now();
-    while (!stop) {
-      std::vector<pollfd> fds;
-      for (auto& c : clients_) {
-        short events = c.connected ? (c.kind == slow_reader ? POLLRDHUP : POLLIN | POLLRDHUP) : POLLOUT;
-        fds.push_back({c.fd, events, 0});
-      }
-      poll(fds.data(), fds.size(), 50);
-      for (std::size_t i = 0; i < clients_.size(); ++i) handle(clients_[i], fds[i].revents);
-      if (Clock::now() >= next_trickle) {
-        next_trickle += std::chrono::seconds(1);
-        for (auto& c : clients_)
-          if (c.connected && c.kind == trickle) send(c.fd, "a", 1, MSG_NOSIGNAL);
-      }
-      int n = 0;
-      for (auto& c : clients_) n += c.connected ? 1 : 0;
-      connected = n;
-    }
-  }
-
- private:
-  struct Client {
-    int fd;
-    Kind kind;
-    std::string source;
-    bool connected;
-    int failures;
-  };
-
-  void open(Client& c) {
-    c.connected = false;
-    c.fd = start_connect(target_, c.source);
-    if (c.fd < 0) ++connect_failures;
-  }
-
-  void handle(Client& c, short revents) {
-    if (c.fd < 0) {  // the server refuses connections (gone or stopping): retry slowly
-      if (++c.failures % 20 == 0) open(c);
-      return;
-    }
-    if (revents == 0) return;
-    if (!c.connected) {
-      int error = 0;
-      socklen_t len = sizeof error;
-      getsockopt(c.fd, SOL_SOCKET, SO_ERROR, &error, &len);
-      if (error != 0) return reopen(c, false);
-      c.connected = true;
-      if (c.kind == slow_reader) {
-        int small = 1024;
-        setsockopt(c.fd, SOL_SOCKET, SO_RCVBUF, &small, sizeof small);
-        const std::string r = "GET /metrics HTTP/1.1\r\nHost: agent\r\n\r\n";
-        send(c.fd, r.data(), r.size(), MSG_NOSIGNAL);
-      } else if (c.kind == partial) {
-        send(c.fd, "GET /metrics HTTP/1.1\r\nHo", 25, MSG_NOSIGNAL);
-      } else if (c.kind == trickle) {
-        send(c.fd, "GET /metrics HTTP/1.1\r\nX-Trickle: ", 34, MSG_NOSIGNAL);
-      }
-      return;
-    }
-    if (revents & (POLLRDHUP | POLLHUP | POLLERR)) return reopen(c, true);
-    char buf[4096];
-    ssize_t n = recv(c.fd, buf, sizeof buf, MSG_DONTWAIT);
-    if (n == 0 || (n < 0 && errno != EAGAIN)) reopen(c, true);
-  }
-
-  void reopen(Client& c, bool by_server) {
-    close(c.fd);
-    c.fd = -1;
-    c.connected = false;
-    if (!by_server) {
-      ++connect_failures;  // retried by handle() about a second later, not in a tight loop
-      return;
-    }
-    ++cut_by_server;
-    open(c);
-  }
-
-  sockaddr_in target_;
-  std::vector<Client> clients_;
-};
-
-// Header floods: `lines` header lines of `line_bytes` each, sent until the server stops reading.
-// Rejected means no 2xx: a 4xx reply, or the connection closed or reset before any reply.
-struct FloodResult {
-  int status = 0;
-  std::size_t bytes_sent = 0;
-};
-
-FloodResult header_flood(const sockaddr_in& target, const std::string& source, int lines, int line_bytes) {
-  FloodResult result;
-  const auto deadline = Clock::now() + std::chrono::seconds(10);
-  int fd = start_connect(target, source);
-  if (fd < 0) return result;
-  std::string chunk = "GET /metrics HTTP/1.1\r\nHost: agent\r\n";
-  for (int i = 0; i < lines; ++i) {
-    chunk += "X-Flood-" + std::to_string(i) + ": " + std::string(static_cast<std::size_t>(line_bytes), 'a') + "\r\n";
-    if (chunk.size() < 65536 && i + 1 < lines) continue;
-    if (i + 1 == lines) chunk += "\r\n";
-    std::size_t off = 0;
-    while (off < chunk.size() && wait_for(fd, POLLOUT, deadline)) {
-      ssize_t n = send(fd, chunk.data() + off, chunk.size() - off, MSG_NOSIGNAL);
-      if (n <= 0) break;
-      off += static_cast<std::size_t>(n);
-    }
-    result.bytes_sent += off;
-    if (off < chunk.size()) break;  // the server closed, reset, or stopped reading for 10 s
-    chunk.clear();
-  }
-  std::string reply;
-  char buf[4096];
-  while (reply.size() < 12 && wait_for(fd, POLLIN, deadline)) {
-    ssize_t n = recv(fd, buf, sizeof buf, 0);
-    if (n <= 0) break;
-    reply.append(buf, static_cast<std::size_t>(n));
-  }
-  close(fd);
-  result.status = reply.rfind("HTTP/1.", 0) == 0 ? std::atoi(reply.c_str() + 9) : 0;
-  return result;
-}
-
-// Connections beyond the server's per-address limit are closed at once: opens `count` from one
-// address, idle, and counts those the server ends within 1 s.
-int closed_at_once(const sockaddr_in& target, const std::string& source, int count) {
-  std::vector<int> fds;
-  for (int i = 0; i < count; ++i) fds.push_back(start_connect(target, source));
-  std::this_thread::sleep_for(std::chrono::seconds(1));
-  int closed = 0;
-  for (int fd : fds) {
-    if (fd < 0) continue;
-    char c;
-    ssize_t n = recv(fd, &c, 1, MSG_DONTWAIT);
-    if (n == 0 || (n < 0 && errno != EAGAIN)) ++closed;
-    close(fd);
-  }
-  return closed;
-}
-
-}  // namespace
+using http_hostile::Clock;
+using http_hostile::closed_at_once;
+using http_hostile::FloodResult;
+using http_hostile::get_request;
+using http_hostile::header_flood;
+using http_hostile::ipv4;
+using http_hostile::Latency;
+using http_hostile::measure_metrics;
+using http_hostile::Reply;
+using http_hostile::request;
+using http_hostile::rss_mb;
+using http_hostile::since;
+using http_hostile::SlowClients;
 
 int main(int argc, char** argv) {
   CLI::App app{"hostile and slow HTTP clients against the skewscope agent (loopback only)"};

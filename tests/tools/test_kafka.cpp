@@ -11,9 +11,10 @@
 //   topic NAME:P:RF         create another topic
 //   brokers | bootstrap     print the broker count / bootstrap list
 // Exits on SIGTERM/SIGINT, or at end of stdin (a fifo is held open, so it never ends by itself).
+//
+// This file reads the command lines (stdin or the fifo, and the signals) and answers them; the
+// cluster and what each command does are test_kafka_mock_cluster.
 #include <fcntl.h>
-#include <librdkafka/rdkafka.h>
-#include <librdkafka/rdkafka_mock.h>
 #include <poll.h>
 #include <signal.h>
 #include <sys/signalfd.h>
@@ -21,156 +22,20 @@
 #include <unistd.h>
 
 #include <CLI/CLI.hpp>
+#include <algorithm>
 #include <cerrno>
-#include <charconv>
 #include <cstdio>
 #include <cstring>
 #include <fstream>
-#include <map>
-#include <optional>
-#include <sstream>
 #include <string>
 #include <vector>
 
+#include "test_kafka_mock_cluster.hpp"
+
 namespace {
 
-struct TopicSpec {
-  std::string name;
-  int partitions = 0;
-  int replication = 0;
-};
-
-std::optional<int> parse_int(const std::string& text) {
-  int value = 0;
-  auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
-  if (ec != std::errc() || end != text.data() + text.size()) return std::nullopt;
-  return value;
-}
-
-// NAME:PARTITIONS:RF, split at the last two colons (names may not hold ':' in Kafka anyway).
-std::optional<TopicSpec> parse_topic(const std::string& text, int brokers, std::string& why) {
-  auto last = text.rfind(':');
-  auto middle = last == std::string::npos || last == 0 ? std::string::npos : text.rfind(':', last - 1);
-  if (middle == std::string::npos || middle == 0) {
-    why = "topic must be NAME:PARTITIONS:RF, got '" + text + "'";
-    return std::nullopt;
-  }
-  TopicSpec spec{text.substr(0, middle), 0, 0};
-  auto partitions = parse_int(text.substr(middle + 1, last - middle - 1));
-  auto replication = parse_int(text.substr(last + 1));
-  if (!partitions || *partitions < 1 || *partitions > 10000) {
-    why = "partitions must be 1..10000 in '" + text + "'";
-    return std::nullopt;
-  }
-  if (!replication || *replication < 1 || *replication > brokers) {
-    why = "replication factor must be 1.." + std::to_string(brokers) + " in '" + text + "'";
-    return std::nullopt;
-  }
-  spec.partitions = *partitions;
-  spec.replication = *replication;
-  return spec;
-}
-
-class MockKafka {
- public:
-  MockKafka(int brokers) : brokers_(brokers) {
-    char err[512];
-    rd_kafka_conf_t* conf = rd_kafka_conf_new();
-    rd_kafka_conf_set(conf, "client.id", "test_kafka", err, sizeof err);
-    // Warnings and errors only: the notice that this handle has no bootstrap.servers is noise.
-    rd_kafka_conf_set(conf, "log_level", "4", err, sizeof err);
-    // The handle only hosts the mock cluster: it never connects anywhere itself.
-    handle_ = rd_kafka_new(RD_KAFKA_PRODUCER, conf, err, sizeof err);
-    if (!handle_) throw std::runtime_error(std::string("rd_kafka_new: ") + err);
-    cluster_ = rd_kafka_mock_cluster_new(handle_, brokers);
-    if (!cluster_) throw std::runtime_error("rd_kafka_mock_cluster_new failed");
-  }
-  ~MockKafka() {
-    rd_kafka_mock_cluster_destroy(cluster_);
-    rd_kafka_destroy(handle_);
-  }
-  MockKafka(const MockKafka&) = delete;
-  MockKafka& operator=(const MockKafka&) = delete;
-
-  std::string bootstrap() const { return rd_kafka_mock_cluster_bootstraps(cluster_); }
-  int brokers() const { return brokers_; }
-
-  std::string create(const TopicSpec& spec) {
-    if (topics_.count(spec.name)) return "topic " + spec.name + " exists";
-    auto err = rd_kafka_mock_topic_create(cluster_, spec.name.c_str(), spec.partitions, spec.replication);
-    if (err) return rd_kafka_err2str(err);
-    topics_[spec.name] = spec.partitions;
-    return {};
-  }
-
-  // One command line; returns the answer line.
-  std::string execute(const std::string& line) {
-    std::istringstream in(line);
-    std::vector<std::string> words;
-    for (std::string word; in >> word;) words.push_back(word);
-    if (words.empty()) return "error: empty command";
-    const std::string& verb = words[0];
-    auto usage = [&](const char* form) { return std::string("error: usage: ") + form; };
-
-    if (verb == "down" || verb == "up") {
-      if (words.size() != 2) return usage("down|up BROKER (1..N or all)");
-      auto id = words[1] == "all" ? std::optional<int>(-1) : broker_id(words[1]);
-      if (!id) return bad_broker(words[1]);
-      auto err =
-          verb == "down" ? rd_kafka_mock_broker_set_down(cluster_, *id) : rd_kafka_mock_broker_set_up(cluster_, *id);
-      return answer(err, verb + " " + words[1]);
-    }
-    if (verb == "leader") {
-      if (words.size() != 4) return usage("leader TOPIC PARTITION BROKER (-1: none)");
-      auto topic = topics_.find(words[1]);
-      // The mock would create an unknown topic silently; a typo must be an error instead.
-      if (topic == topics_.end()) return "error: unknown topic '" + words[1] + "'";
-      auto partition = parse_int(words[2]);
-      if (!partition || *partition < 0 || *partition >= topic->second)
-        return "error: partition must be 0.." + std::to_string(topic->second - 1) + ", got '" + words[2] + "'";
-      auto id = words[3] == "-1" ? std::optional<int>(-1) : broker_id(words[3]);
-      if (!id) return bad_broker(words[3]);
-      auto err = rd_kafka_mock_partition_set_leader(cluster_, words[1].c_str(), *partition, *id);
-      return answer(err, "leader " + words[1] + " " + words[2] + " " + words[3]);
-    }
-    if (verb == "coord") {
-      if (words.size() != 3) return usage("coord GROUP BROKER");
-      auto id = broker_id(words[2]);
-      if (!id) return bad_broker(words[2]);
-      auto err = rd_kafka_mock_coordinator_set(cluster_, "group", words[1].c_str(), *id);
-      return answer(err, "coord " + words[1] + " " + words[2]);
-    }
-    if (verb == "topic") {
-      if (words.size() != 2) return usage("topic NAME:PARTITIONS:RF");
-      std::string why;
-      auto spec = parse_topic(words[1], brokers_, why);
-      if (!spec) return "error: " + why;
-      auto failure = create(*spec);
-      return failure.empty() ? "ok topic " + words[1] : "error: " + failure;
-    }
-    if (verb == "brokers" && words.size() == 1) return "ok brokers " + std::to_string(brokers_);
-    if (verb == "bootstrap" && words.size() == 1) return "ok bootstrap " + bootstrap();
-    return "error: unknown command '" + verb + "' (down, up, leader, coord, topic, brokers, bootstrap)";
-  }
-
- private:
-  std::optional<int> broker_id(const std::string& text) const {
-    auto id = parse_int(text);
-    if (!id || *id < 1 || *id > brokers_) return std::nullopt;
-    return id;
-  }
-  std::string bad_broker(const std::string& text) const {
-    return "error: broker must be 1.." + std::to_string(brokers_) + ", got '" + text + "'";
-  }
-  static std::string answer(rd_kafka_resp_err_t err, const std::string& what) {
-    return err ? "error: " + what + ": " + rd_kafka_err2str(err) : "ok " + what;
-  }
-
-  int brokers_;
-  rd_kafka_t* handle_ = nullptr;
-  rd_kafka_mock_cluster_t* cluster_ = nullptr;
-  std::map<std::string, int> topics_;  // name -> partitions, for validating `leader`
-};
+using test_kafka::MockKafka;
+using test_kafka::TopicSpec;
 
 // stdout may be a pipe whose reader is gone: a failed write ends the tool instead of SIGPIPE.
 bool say(const std::string& line) {
@@ -248,10 +113,9 @@ int main(int argc, char** argv) {
 
   std::vector<TopicSpec> topics;
   for (const auto& text : topic_args) {
-    std::string why;
-    auto spec = parse_topic(text, brokers, why);
+    auto spec = test_kafka::parse_topic(text, brokers);
     if (!spec) {
-      std::fprintf(stderr, "test_kafka: %s\n", why.c_str());
+      std::fprintf(stderr, "test_kafka: %s\n", spec.error.c_str());
       return 2;
     }
     topics.push_back(*spec);
@@ -289,9 +153,9 @@ int main(int argc, char** argv) {
   try {
     MockKafka kafka(brokers);
     for (const auto& spec : topics) {
-      auto failure = kafka.create(spec);
-      if (!failure.empty()) {
-        std::fprintf(stderr, "test_kafka: topic %s: %s\n", spec.name.c_str(), failure.c_str());
+      auto created = kafka.create(spec);
+      if (!created) {
+        std::fprintf(stderr, "test_kafka: topic %s: %s\n", spec.name.c_str(), created.error.c_str());
         return 1;
       }
     }

@@ -1,5 +1,6 @@
-/* The lab provider's objects, shared by rdma_lab_provider.c (device, QPs, plain CQs) and
- * rdma_lab_cq_ex.c (extended CQs, the simulated NIC clock). Private to the provider. */
+/* The lab provider's objects, shared by rdma_lab_provider.c (device, context, ops table, PDs,
+ * MRs), rdma_lab_cq.c (plain CQs), rdma_lab_qp.c (QPs over UDP) and rdma_lab_cq_ex.c (extended
+ * CQs, the simulated NIC clock). Private to the provider. */
 #ifndef SKEWSCOPE_TESTS_RDMA_LAB_INTERNAL_H
 #define SKEWSCOPE_TESTS_RDMA_LAB_INTERNAL_H
 
@@ -60,6 +61,21 @@ void lab_cq_deliver(struct lab_cq *cq);
 int lab_cq_pop(struct lab_cq *cq, struct ibv_wc *wc, struct lab_stamp *stamp);
 struct lab_stamp lab_nic_now(void);
 
+/* The verbs ops of plain CQs (rdma_lab_cq.c), for the ops table. */
+struct ibv_cq *lab_create_cq(struct ibv_context *context, int cqe, struct ibv_comp_channel *channel,
+			     int comp_vector);
+int lab_destroy_cq(struct ibv_cq *ibcq);
+int lab_req_notify_cq(struct ibv_cq *cq, int solicited_only);
+int lab_poll_cq(struct ibv_cq *ibcq, int n, struct ibv_wc *wc);
+
+/* The verbs ops of QPs (rdma_lab_qp.c), for the ops table. */
+struct ibv_qp *lab_create_qp(struct ibv_pd *pd, struct ibv_qp_init_attr *attr);
+int lab_modify_qp(struct ibv_qp *ibqp, struct ibv_qp_attr *attr, int mask);
+int lab_destroy_qp(struct ibv_qp *ibqp);
+int lab_post_recv(struct ibv_qp *ibqp, struct ibv_recv_wr *wr, struct ibv_recv_wr **bad);
+int lab_post_send(struct ibv_qp *ibqp, struct ibv_send_wr *wr, struct ibv_send_wr **bad);
+
+/* The extended CQs' ops (rdma_lab_cq_ex.c). */
 struct ibv_cq_ex *lab_create_cq_ex(struct ibv_context *context, struct ibv_cq_init_attr_ex *attr);
 int lab_query_rt_values(struct ibv_context *context, struct ibv_values_ex *values);
 
