@@ -5,7 +5,6 @@
 #include "exchange/kafka_exchange.hpp"
 
 #include <algorithm>
-#include <climits>
 #include <ctime>
 #include <set>
 #include <string>
