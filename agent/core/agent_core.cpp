@@ -171,8 +171,8 @@ AgentReport AgentCore::report(std::int64_t now_ns, const SourceCounters& source)
     r.payload->pending = messages_->pending();
   }
   if (rdma_source_)
-    r.rdma = RdmaReport{*rdma_source_, rdma_.counters(), rdma_outside_domains_, rdma_.pending_sends(),
-                        rdma_.pending_recvs()};
+    r.rdma = RdmaReport{*rdma_source_,         rdma_.counters(),      rdma_outside_domains_,
+                        rdma_.pending_sends(), rdma_.pending_recvs(), std::nullopt};  // the exchange's part: below
   if (r.rdma && exchange_)
     r.rdma->exchange =
         RdmaReport::Exchange{exchange_->rdma_shipped(), rdma_no_local_gid_, exchange_->pairing().rdma_counters()};
