@@ -8,8 +8,10 @@ PairWindow::PairWindow(std::int64_t bucket_ns, std::size_t buckets)
     : bucket_ns_(bucket_ns > 0 ? bucket_ns : 1), ring_(buckets > 0 ? buckets : 1) {}
 
 std::int64_t PairWindow::bucket_index(std::int64_t t) const {
-  // Floor division: monotonic times are positive, but synthetic tests may start at zero.
-  return t >= 0 ? t / bucket_ns_ : -((-t + bucket_ns_ - 1) / bucket_ns_);
+  // Floor division: monotonic times are positive, but synthetic tests may start at zero. Not by
+  // negating t: -INT64_MIN overflows (UBSan found it with a span stamped at the very bottom).
+  const std::int64_t q = t / bucket_ns_;
+  return (t % bucket_ns_ != 0 && t < 0) ? q - 1 : q;
 }
 
 void PairWindow::add(std::int64_t capture_ns, std::int64_t span_ns, bool unexplained) {
