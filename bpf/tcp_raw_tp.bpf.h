@@ -20,14 +20,18 @@ int sys_enter_tcp(unsigned long long *ctx)
 	__u64 vec = 0;
 	/* The payload copy's buffer: (buf, len) for write/read/sendto/recvfrom and the iovec array
 	 * (iov, count) for writev/readv; a msghdr (len 0) for sendmsg/recvmsg; none for the mmsg calls. */
-	__u64 buf = SYS_ARG(regs, 1), buf_len = SYS_ARG(regs, 2);
+	__u64 buf = SYS_ARG(regs, 1), buf_len = SYS_ARG(regs, 2), send_flags = 0;
 	switch (nr) {
 	case NR_write: syscall = SKEWSCOPE_SYS_WRITE; break;
 	case NR_writev: syscall = SKEWSCOPE_SYS_WRITEV; break;
-	case NR_sendto: syscall = SKEWSCOPE_SYS_SENDTO; break;
+	case NR_sendto:
+		syscall = SKEWSCOPE_SYS_SENDTO;
+		send_flags = SYS_ARG(regs, 3);
+		break;
 	case NR_sendmsg:
 		syscall = SKEWSCOPE_SYS_SENDMSG;
 		buf_len = 0;
+		send_flags = SYS_ARG(regs, 2); /* MSG_DONTWAIT: never waits */
 		break;
 	case NR_sendmmsg:
 		syscall = SKEWSCOPE_SYS_SENDMMSG;
@@ -58,7 +62,7 @@ int sys_enter_tcp(unsigned long long *ctx)
 			buf = buf_len = 0;
 		}
 	}
-	return on_enter(V_RAW_TP, fd, kind, syscall, vec, buf, buf_len);
+	return on_enter(V_RAW_TP, fd, kind, syscall, vec, buf, buf_len, send_flags);
 }
 
 SEC("tp_btf/sys_exit")

@@ -6,13 +6,20 @@
  * socket is an argument, so there is no fd -> socket walk and no lookup by thread.
  *
  * - receive: one program (sock_recv_end). Stamped after the copy; its first byte is
- *   copied_seq - ret, which is what the syscall families read at entry.
+ *   copied_seq - ret, less the one sequence number of the peer's FIN when this read consumed it
+ *   (tcp_recvmsg_locked advances copied_seq past a FIN it reaches: a reply read together with the
+ *   FIN of a close-after-reply server would otherwise claim one byte too late and never pair).
  * - send: stamped before any byte is queued, so that with one clock a receive can never precede
- *   its send. tcp:tcp_sendmsg_locked (sock_send_begin) fires at the start of tcp_sendmsg_locked
- *   with the socket locked: the time and write_seq, exactly, go to task-local storage;
- *   sock_send_end then emits the half with the bytes the call returned. Stamping at
- *   sock_send_length alone would be one program cheaper but late: loopback (and a fast peer)
- *   can deliver, wake and complete the receive before sendmsg returns, a negative span.
+ *   its send. tcp:tcp_sendmsg_locked (sock_send_begin) fires in tcp_sendmsg_locked's copy loop,
+ *   once per chunk and again after every wait for buffer space, with the socket locked: its
+ *   first firing of a call takes the time and write_seq to task-local storage; sock_send_end then
+ *   emits the half with the bytes the call returned. Stamping at sock_send_length alone would be
+ *   one program cheaper but late: loopback (and a fast peer) can deliver, wake and complete the
+ *   receive before sendmsg returns, a negative span.
+ * - a blocking send that will wait for buffer space (more bytes than the send buffer has room
+ *   for) is emitted at its start instead, with the bytes it asked to send: the peer reads its
+ *   first bytes long before the call returns, and that receive must not wait for the send's end
+ *   (docs/pairing.md, "Sends that wait"). Still one record per send.
  *
  * Both seq reads race with a second thread moving bytes on the same socket between the protocol
  * call and the tracepoint, as the syscall families' entry reads do. Loaded only when payload
@@ -22,9 +29,15 @@
 struct send_start {
 	__u64 ts_ns;
 	struct sock *sk;
+	struct msghdr *msg; /* the call's message: later firings of the same call name it again */
+	__u64 left;	    /* bytes the call still had to send at its first firing */
 	__u32 seq;
+	__u32 announced; /* bytes of the half already emitted at the start; 0: emit at the end */
 	__u8 active;
 };
+
+/* enum sock_flags: SOCK_DEAD, SOCK_DONE, ...; SOCK_DONE is set by tcp_fin alone in TCP. */
+#define SOCK_DONE_BIT 1
 
 /* One slot per thread, freed with the thread: begin and end of a send run in the same thread,
  * while the thread may change CPU between them (a send that waits for buffer space). */
@@ -56,10 +69,43 @@ static __always_inline int from_agent(struct task_struct *task)
 	return (__u32)task->tgid == agent_tgid;
 }
 
-static __always_inline __u32 tcp_seq_of(struct sock *sk, int is_send)
+static __always_inline struct tcp_sock *tcp_of(struct sock *sk)
 {
-	struct tcp_sock *tp = bpf_rdonly_cast(sk, bpf_core_type_id_kernel(struct tcp_sock));
-	return is_send ? tp->write_seq : tp->copied_seq;
+	return bpf_rdonly_cast(sk, bpf_core_type_id_kernel(struct tcp_sock));
+}
+
+/* First byte of a receive that just returned `ret` bytes. Once the FIN arrived (SOCK_DONE),
+ * rcv_nxt is one past it; copied_seq equals rcv_nxt only when a read consumed the FIN too, and
+ * no byte can follow a FIN, so a read that returned bytes and left copied_seq there was that
+ * read (or a racing second reader took only the FIN: the bytes still end at the FIN). */
+static __always_inline __u32 recv_first_byte(struct sock *sk, int ret)
+{
+	struct tcp_sock *tp = tcp_of(sk);
+	__u32 copied = tp->copied_seq;
+	unsigned long flags = bpf_core_field_exists(sk->sk_flags) ? sk->sk_flags : sk->__sk_common.skc_flags;
+	__u32 fin = (flags >> SOCK_DONE_BIT) & 1 && copied == tp->rcv_nxt;
+	return copied - (__u32)ret - fin;
+}
+
+/* A later firing of the send already started: same socket and message, and every byte written
+ * to the stream since the first firing came out of this message (a new call that happens to
+ * reuse the stack address of the last one's msghdr fails the byte count). */
+static __always_inline int same_send(const struct send_start *slot, struct sock *sk, struct msghdr *msg)
+{
+	if (!slot->active || slot->sk != sk || slot->msg != msg)
+		return 0;
+	return tcp_of(sk)->write_seq - slot->seq == slot->left - msg->msg_iter.count;
+}
+
+/* The bytes a blocking call asks to send when they exceed the room left in the send buffer: it
+ * will sleep in sk_stream_wait_memory until the peer reads. 0 when it will not wait (or cannot:
+ * MSG_DONTWAIT, which the socket layer also sets for an O_NONBLOCK file). */
+static __always_inline __u64 msg_send_that_waits(struct sock *sk, struct msghdr *msg, __u64 left)
+{
+	if (msg->msg_flags & MSG_DONTWAIT_FLAG)
+		return 0;
+	long room = (long)sk->sk_sndbuf - (long)sk->sk_wmem_queued;
+	return (long)left > room ? left : 0;
 }
 
 /* tcp_sendmsg_locked(sk, msg, skb, size_goal): always a TCP socket. */
@@ -67,6 +113,7 @@ SEC("tp_btf/tcp_sendmsg_locked")
 int sock_send_begin(unsigned long long *ctx)
 {
 	struct sock *sk = (struct sock *)ctx[0];
+	struct msghdr *msg = (struct msghdr *)ctx[1];
 	struct task_struct *task = bpf_get_current_task_btf();
 	if (from_agent(task))
 		return 0;
@@ -76,10 +123,20 @@ int sock_send_begin(unsigned long long *ctx)
 		count_lost(sk, SKEWSCOPE_CNT_INFLIGHT_FULL);
 		return 0;
 	}
+	/* The loop fires again per chunk and after each wait: the first firing stamps the send. */
+	if (same_send(slot, sk, msg))
+		return 0;
 	slot->ts_ns = now;
 	slot->sk = sk;
-	slot->seq = tcp_seq_of(sk, 1);
+	slot->msg = msg;
+	slot->left = msg->msg_iter.count;
+	slot->seq = tcp_of(sk)->write_seq;
 	slot->active = 1;
+	__u64 waits = msg_send_that_waits(sk, msg, slot->left);
+	slot->announced = waits > 0xffffffffULL ? 0xffffffffU : (__u32)waits;
+	if (slot->announced)
+		emit_half(TUPLE_TYPED, sk, current_caller(task), now, slot->seq, slot->announced,
+			  SKEWSCOPE_HALF_SEND, SKEWSCOPE_SYS_SOCKET);
 	return 0;
 }
 
@@ -98,7 +155,14 @@ int sock_send_end(unsigned long long *ctx)
 		return 0;
 	slot->active = 0;
 	/* Another socket's start: a protocol that sends through TCP underneath (kernel TLS, ...). */
-	if (slot->sk != sk || ret <= 0)
+	if (slot->sk != sk)
+		return 0;
+	if (slot->announced) {
+		if (ret != (int)slot->announced) /* a signal, SO_SNDTIMEO or an error cut it short */
+			count_event(SKEWSCOPE_CNT_SEND_CUT_SHORT);
+		return 0;
+	}
+	if (ret <= 0)
 		return 0;
 	emit_half(TUPLE_TYPED, sk, current_caller(task), slot->ts_ns, slot->seq, (__u64)ret,
 		  SKEWSCOPE_HALF_SEND, SKEWSCOPE_SYS_SOCKET);
@@ -119,7 +183,7 @@ int sock_recv_end(unsigned long long *ctx)
 	if (from_agent(task))
 		return 0;
 	__u64 now = bpf_ktime_get_ns();
-	emit_half(TUPLE_TYPED, sk, current_caller(task), now, tcp_seq_of(sk, 0) - (__u32)ret, (__u64)ret,
+	emit_half(TUPLE_TYPED, sk, current_caller(task), now, recv_first_byte(sk, ret), (__u64)ret,
 		  SKEWSCOPE_HALF_RECV, SKEWSCOPE_SYS_SOCKET);
 	return 0;
 }

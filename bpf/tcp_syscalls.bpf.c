@@ -32,21 +32,23 @@ char LICENSE[] SEC("license") = "GPL";
 	}
 
 /* Sends */
-ENTRY(write, return on_enter(walk, ARG(0), SKEWSCOPE_HALF_SEND, SKEWSCOPE_SYS_WRITE, 0, ARG(1), ARG(2));)
-ENTRY(writev, return on_enter(walk, ARG(0), SKEWSCOPE_HALF_SEND, SKEWSCOPE_SYS_WRITEV, 0, ARG(1), ARG(2));)
-ENTRY(sendto, return on_enter(walk, ARG(0), SKEWSCOPE_HALF_SEND, SKEWSCOPE_SYS_SENDTO, 0, ARG(1), ARG(2));)
-ENTRY(sendmsg, return on_enter(walk, ARG(0), SKEWSCOPE_HALF_SEND, SKEWSCOPE_SYS_SENDMSG, 0, ARG(1), 0);)
-ENTRY(sendmmsg, return on_enter(walk, ARG(0), SKEWSCOPE_HALF_SEND, SKEWSCOPE_SYS_SENDMMSG, ARG(1), 0, 0);)
+ENTRY(write, return on_enter(walk, ARG(0), SKEWSCOPE_HALF_SEND, SKEWSCOPE_SYS_WRITE, 0, ARG(1), ARG(2), 0);)
+ENTRY(writev, return on_enter(walk, ARG(0), SKEWSCOPE_HALF_SEND, SKEWSCOPE_SYS_WRITEV, 0, ARG(1), ARG(2), 0);)
+ENTRY(sendto,
+      return on_enter(walk, ARG(0), SKEWSCOPE_HALF_SEND, SKEWSCOPE_SYS_SENDTO, 0, ARG(1), ARG(2), ARG(3));)
+ENTRY(sendmsg,
+      return on_enter(walk, ARG(0), SKEWSCOPE_HALF_SEND, SKEWSCOPE_SYS_SENDMSG, 0, ARG(1), 0, ARG(2));)
+ENTRY(sendmmsg, return on_enter(walk, ARG(0), SKEWSCOPE_HALF_SEND, SKEWSCOPE_SYS_SENDMMSG, ARG(1), 0, 0, 0);)
 
 /* Receives: a peek copies bytes without consuming them, so it is not a receive. */
-ENTRY(read, return on_enter(walk, ARG(0), SKEWSCOPE_HALF_RECV, SKEWSCOPE_SYS_READ, 0, ARG(1), ARG(2));)
-ENTRY(readv, return on_enter(walk, ARG(0), SKEWSCOPE_HALF_RECV, SKEWSCOPE_SYS_READV, 0, ARG(1), ARG(2));)
+ENTRY(read, return on_enter(walk, ARG(0), SKEWSCOPE_HALF_RECV, SKEWSCOPE_SYS_READ, 0, ARG(1), ARG(2), 0);)
+ENTRY(readv, return on_enter(walk, ARG(0), SKEWSCOPE_HALF_RECV, SKEWSCOPE_SYS_READV, 0, ARG(1), ARG(2), 0);)
 ENTRY(recvfrom, if (ARG(3) & MSG_PEEK_FLAG) return 0;
-      return on_enter(walk, ARG(0), SKEWSCOPE_HALF_RECV, SKEWSCOPE_SYS_RECVFROM, 0, ARG(1), ARG(2));)
+      return on_enter(walk, ARG(0), SKEWSCOPE_HALF_RECV, SKEWSCOPE_SYS_RECVFROM, 0, ARG(1), ARG(2), 0);)
 ENTRY(recvmsg, if (ARG(2) & MSG_PEEK_FLAG) return 0;
-      return on_enter(walk, ARG(0), SKEWSCOPE_HALF_RECV, SKEWSCOPE_SYS_RECVMSG, 0, ARG(1), 0);)
+      return on_enter(walk, ARG(0), SKEWSCOPE_HALF_RECV, SKEWSCOPE_SYS_RECVMSG, 0, ARG(1), 0, 0);)
 ENTRY(recvmmsg, if (ARG(3) & MSG_PEEK_FLAG) return 0;
-      return on_enter(walk, ARG(0), SKEWSCOPE_HALF_RECV, SKEWSCOPE_SYS_RECVMMSG, ARG(1), 0, 0);)
+      return on_enter(walk, ARG(0), SKEWSCOPE_HALF_RECV, SKEWSCOPE_SYS_RECVMMSG, ARG(1), 0, 0, 0);)
 
 /* Two entry programs per syscall, the same logic over each walk; the agent loads one of them
  * (autoload, decided before load by its candidate table). */

@@ -1,13 +1,17 @@
 #include "api/agent_metrics.hpp"
 
+#include "api/diagnosis_output.hpp"
+#include "api/family_output.hpp"
+#include "api/nat_output.hpp"
+#include "api/otlp_output.hpp"
 #include "api/payload_output.hpp"
 
 #include <map>
 
 #include "api/level_output.hpp"
 #include "api/process_metrics.hpp"
-#include "api/prometheus_writer.hpp"
 #include "clocks/render.hpp"
+#include "skewscope/prometheus_text.hpp"
 
 namespace skewscope {
 namespace {
@@ -19,16 +23,19 @@ struct DirectedTotals {
   std::uint64_t window_spans = 0;
   std::uint64_t window_negative = 0;
   std::optional<std::int64_t> min_span_ns;
-  std::optional<int> health = 1;  // 0 if any transport is violated, else null if any is unknown
+  bool violated = false;  // a transport is violated
+  bool unknown = false;   // a transport is unknown for a reason other than silence
+  bool healthy = false;   // a transport has health 1
   bool capture_complete = true;
+  // A violation on any transport wins (it is certain), then unknown, then 1 from a transport with
+  // evidence. A transport whose window holds no span has no say: it neither vouches for the pair
+  // nor hides an inversion; with no transport left the pair is unknown (absent).
+  std::optional<int> health() const {
+    if (violated) return 0;
+    if (unknown || !healthy) return std::nullopt;
+    return 1;
+  }
 };
-
-// A violation on any transport wins (it is certain), then unknown, then 1.
-std::optional<int> worst(std::optional<int> a, std::optional<int> b) {
-  if (a == 0 || b == 0) return 0;
-  if (!a || !b) return std::nullopt;
-  return 1;
-}
 
 std::map<std::pair<DomainId, DomainId>, DirectedTotals> by_direction(const HealthReport& h) {
   std::map<std::pair<DomainId, DomainId>, DirectedTotals> out;
@@ -39,7 +46,9 @@ std::map<std::pair<DomainId, DomainId>, DirectedTotals> by_direction(const Healt
     t.window_negative += p.window.negative_spans;
     if (p.window.min_span_ns)
       t.min_span_ns = t.min_span_ns ? std::min(*t.min_span_ns, *p.window.min_span_ns) : *p.window.min_span_ns;
-    t.health = worst(t.health, p.health);
+    t.violated = t.violated || p.health == 0;
+    t.healthy = t.healthy || p.health == 1;
+    t.unknown = t.unknown || (!p.health && p.unknown_reason != UnknownReason::no_spans);
     t.capture_complete = t.capture_complete && p.capture_complete;
   }
   return out;
@@ -78,11 +87,24 @@ void append_exchange_metrics(PrometheusWriter& w, const exchange::ExchangeReport
     w.sample("skewscope_exchange_dropped_total", {{"reason", exchange::drop_reason_name(static_cast<DropReason>(i))}},
              static_cast<double>(x.dropped[i]));
   w.family("skewscope_exchange_records_rejected_total", "counter",
-           "Records read from the topic and ignored: not a skewscope record, another format version, or malformed.");
+           "Records read from the topic and ignored: not a skewscope record, another format version, malformed, "
+           "or refused by the trust checks (unsigned, bad signature, unknown signer, stale, replayed, oversized, "
+           "another agent's domains; docs/security.md).");
   for (std::size_t i = 0; i < x.rejected.size(); ++i)
     w.sample("skewscope_exchange_records_rejected_total",
              {{"reason", exchange::record_reject_name(static_cast<RecordReject>(i))}},
              static_cast<double>(x.rejected[i]));
+  w.family("skewscope_exchange_insecure", "gauge",
+           "1 when the exchange runs with --exchange-insecure: records are neither signed nor verified.");
+  w.sample("skewscope_exchange_insecure", x.insecure ? 1 : 0);
+  w.family("skewscope_exchange_keys", "gauge", "Exchange keys accepted (--exchange-key-file); the first signs.");
+  w.sample("skewscope_exchange_keys", static_cast<double>(x.key_ids.size()));
+  w.family("skewscope_exchange_key_reload_failures_total", "counter",
+           "Re-reads of the exchange key files that failed; the keys in use were kept.");
+  w.sample("skewscope_exchange_key_reload_failures_total", static_cast<double>(x.key_reload_failures));
+  w.family("skewscope_exchange_domains_bound", "gauge",
+           "Domain names bound to the agent that speaks for them (this agent's own included).");
+  w.sample("skewscope_exchange_domains_bound", static_cast<double>(x.domains_bound));
   w.family("skewscope_exchange_consumer_lag", "gauge", "Records behind the high watermark, over the owned partitions.");
   if (x.consumer_lag) w.sample("skewscope_exchange_consumer_lag", static_cast<double>(*x.consumer_lag));
   w.family("skewscope_exchange_partitions_owned", "gauge", "Partitions of the exchange topic this agent pairs.");
@@ -99,6 +121,21 @@ void append_exchange_metrics(PrometheusWriter& w, const exchange::ExchangeReport
                                                         {"unpaired_fetched", k.unpaired_fetched}};
   for (const auto& [event, n] : rows)
     w.sample("skewscope_exchange_kafka_batches_total", {{"event", event}}, static_cast<double>(n));
+  w.family("skewscope_exchange_nat_total", "counter",
+           "Address translations from routers through the exchange: shipped by this agent (it reads a router's "
+           "conntrack), received on its owned partitions, evicted or expired there, and the halves re-keyed by them "
+           "(forwarded, of which taken back) or stamped outside their validity.");
+  const auto& n = x.nat;
+  const std::pair<const char*, std::uint64_t> nat_rows[] = {{"shipped", n.translations_shipped},
+                                                            {"outbox_full", n.translations_outbox_full},
+                                                            {"received", n.owner.received},
+                                                            {"evicted_full", n.owner.evicted_full},
+                                                            {"expired", n.owner.expired},
+                                                            {"halves_forwarded", n.owner.halves_forwarded},
+                                                            {"halves_taken_back", n.owner.halves_taken_back},
+                                                            {"halves_outside_window", n.owner.outside_window}};
+  for (const auto& [event, count] : nat_rows)
+    w.sample("skewscope_exchange_nat_total", {{"event", event}}, static_cast<double>(count));
 }
 
 }  // namespace
@@ -108,24 +145,42 @@ std::string render_agent_metrics(const AgentReport& r, const std::string& versio
   PrometheusWriter w(out);
   const auto directed = by_direction(r.health);
 
-  // Health is a claim of certainty: when the agent cannot know (capture down, or halves lost in
-  // the window without a negative span seen), the sample is left out rather than given a value;
-  // skewscope_capture_up and skewscope_pair_capture_complete say why.
+  // Health is a claim of certainty: when the agent cannot know (capture down, halves lost or a
+  // domain's halves unpaired in the window without a negative span seen, no span at all), the
+  // sample is left out rather than given a value; skewscope_health_unknown says why.
   w.family("skewscope_causality_health", "gauge",
-           "1 when no pair saw a negative span (receive before send) in the health window, else 0. Absent when "
-           "the agent cannot know: capture down, or halves lost in the window and no negative span seen.");
+           "1 when no pair saw a negative span (receive before send) in the health window and one had spans, "
+           "else 0. Absent when the agent cannot know (skewscope_health_unknown says why): capture down, halves "
+           "lost or a domain's halves unpaired in the window and no negative span seen, or no pair with a span.");
   if (r.health.health) w.sample("skewscope_causality_health", *r.health.health);
 
   w.family("skewscope_pair_causality_health", "gauge",
-           "1 when the pair (src sends, dst receives) saw no negative span in the health window, else 0. Absent "
-           "while unknown (see skewscope_pair_capture_complete).");
+           "1 when the pair (src sends, dst receives) had spans and no negative span in the health window, else 0. "
+           "Absent while unknown: no span in the window, halves lost or unpaired (status JSON unknown_reason).");
   for (const auto& [key, t] : directed)
-    if (t.health)
-      w.sample("skewscope_pair_causality_health", {{"src", r.name(key.first)}, {"dst", r.name(key.second)}}, *t.health);
+    if (const auto health = t.health())
+      w.sample("skewscope_pair_causality_health", {{"src", r.name(key.first)}, {"dst", r.name(key.second)}}, *health);
+
+  w.family("skewscope_health_unknown", "gauge",
+           "1, with the reason, while skewscope_causality_health is absent: capture_down, halves_lost, "
+           "halves_unpaired (a domain below the pairing floor), no_pair_known (no pair has a span in the window).");
+  if (!r.health.health)
+    w.sample("skewscope_health_unknown", {{"reason", unknown_reason_name(r.health.unknown_reason)}}, 1);
+  w.family("skewscope_window_pairing_ratio", "gauge",
+           "Per local domain, of its halves in the health window whose peer is captured, the share that paired; "
+           "below the pairing floor (status JSON capture.window_pairing) its health is unknown.");
+  for (const auto& d : r.health.pairing)
+    w.sample("skewscope_window_pairing_ratio", {{"domain", r.name(d.domain)}}, d.ratio());
+  w.family("skewscope_window_unpaired_halves", "gauge",
+           "Per local domain, halves in the health window whose peer is captured but that did not pair.");
+  for (const auto& d : r.health.pairing)
+    w.sample("skewscope_window_unpaired_halves", {{"domain", r.name(d.domain)}},
+             static_cast<double>(d.unpaired_halves));
 
   w.family("skewscope_capture_up", "gauge",
            "1 while the capture (BPF ring buffer reader) runs; 0 once it failed (the agent exits soon after).");
   w.sample("skewscope_capture_up", r.health.capture_up ? 1 : 0);
+  append_family_metrics(w, r.capture_families);
   w.family("skewscope_window_lost_halves", "gauge",
            "Halves lost (any reason in skewscope_events_lost_total except rejected_*) in the health window.");
   w.sample("skewscope_window_lost_halves", static_cast<double>(r.health.window_lost_halves));
@@ -250,11 +305,16 @@ std::string render_agent_metrics(const AgentReport& r, const std::string& versio
   w.sample("skewscope_events_filtered_total", {{"reason", "own_traffic"}}, static_cast<double>(r.ingest.own_traffic));
 
   w.family("skewscope_unpaired_halves_total", "counter",
-           "Halves that aged out unpaired: sends never received (within the age limit), receives in which "
-           "no send started (middle of a larger send, or an untraced sender).");
+           "Halves that aged out unpaired: sends never received (within the age limit), receives that no send "
+           "seen covers (an untraced sender, or its half lost). A receive in the middle of a larger send is not "
+           "unpaired: see skewscope_continuation_receives_total.");
   w.sample("skewscope_unpaired_halves_total", {{"kind", "send"}}, static_cast<double>(r.correlator.sends_expired));
-  w.sample("skewscope_unpaired_halves_total", {{"kind", "recv"}},
-           static_cast<double>(r.correlator.recvs_without_start));
+  w.sample("skewscope_unpaired_halves_total", {{"kind", "recv"}}, static_cast<double>(r.correlator.recvs_orphaned));
+  w.family("skewscope_continuation_receives_total", "counter",
+           "Receives that held only bytes of a send that started in an earlier receive (a message read in "
+           "several reads): normal, never paired on their own.");
+  w.sample("skewscope_continuation_receives_total",
+           static_cast<double>(r.correlator.recvs_without_start - r.correlator.recvs_orphaned));
 
   w.family("skewscope_pending_halves", "gauge", "Halves waiting for their other half.");
   w.sample("skewscope_pending_halves", {{"kind", "send"}}, static_cast<double>(r.pending_sends));
@@ -268,7 +328,10 @@ std::string render_agent_metrics(const AgentReport& r, const std::string& versio
 
   if (r.exchange) append_exchange_metrics(w, *r.exchange);
   if (r.payload) append_payload_metrics(w, *r.payload);
+  if (r.nat) append_nat_metrics(w, *r.nat);
+  if (r.otlp) append_otlp_metrics(w, *r.otlp);
   append_level_metrics(w, r);
+  append_diagnosis_metrics(w, r.diagnosis);
 
   w.family("skewscope_build_info", "gauge", "Build information; always 1.");
   w.sample("skewscope_build_info", {{"version", version}}, 1);

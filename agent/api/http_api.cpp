@@ -15,25 +15,13 @@
 #include "api/agent_metrics.hpp"
 #include "api/basic_auth.hpp"
 #include "api/listen_socket.hpp"
-#include "api/prometheus_writer.hpp"
+#include "api/page_assets.hpp"
 #include "api/request_deadlines.hpp"
 #include "api/status_json.hpp"
+#include "skewscope/prometheus_text.hpp"
 
 namespace skewscope {
 namespace {
-
-constexpr const char* kLandingPage = R"(<!doctype html>
-<html><head><meta charset="utf-8"><title>skewscope</title></head>
-<body><h1>skewscope</h1>
-<p>Tells whether timestamp-based causality between hosts can still be trusted.</p>
-<ul><li><a href="/metrics">/metrics</a> (Prometheus text format 0.0.4)</li>
-<li><a href="/api/v1/status">/api/v1/status</a> (JSON)</li>
-<li><a href="/api/v1/spans?limit=20">/api/v1/spans</a> (recent spans, raw and corrected timestamps;
-off unless the agent runs with <code>--enable-spans-api</code>: it shows per-message data of the whole host)</li>
-<li><a href="/api/v1/whatif?clock_error=gaussian:1ms">/api/v1/whatif?clock_error=gaussian:1ms</a>
-(inversion rates under a clock error model)</li></ul>
-</body></html>
-)";
 
 // The event loop wakes at least this often to cut connections past their request deadline, and
 // stop() waits at most this long for the loop to notice it should end.
@@ -70,14 +58,18 @@ struct HttpApi::Server {
   RequestDeadlines deadlines;
   BasicAuth auth;
   std::string start_error;  // libmicrohttpd's own messages while starting
+  // The basic-auth user of the request being answered (one at a time on the one loop thread).
+  std::optional<std::string> user;
 
   // nullopt: let the request through; else the reply already queued (401 or 429).
   std::optional<MHD_Result> refuse_unauthorized(MHD_Connection* connection) {
+    user.reset();
     if (!auth.enabled()) return std::nullopt;
     char* password = nullptr;
-    char* user = MHD_basic_auth_get_username_password(connection, &password);
-    BasicAuth::Verdict verdict = auth.check(user, password, monotonic_ns());
-    MHD_free(user);
+    char* name = MHD_basic_auth_get_username_password(connection, &password);
+    BasicAuth::Verdict verdict = auth.check(name, password, monotonic_ns());
+    if (verdict == BasicAuth::Verdict::allowed && name != nullptr) user = name;
+    MHD_free(name);
     MHD_free(password);
     if (verdict == BasicAuth::Verdict::allowed) return std::nullopt;
     if (verdict == BasicAuth::Verdict::busy) {
@@ -116,11 +108,12 @@ struct HttpApi::Server {
       *upload_size = 0;  // not reached for a body announced in the headers; dropped, never buffered
       return MHD_YES;
     }
-    if (auto refused = static_cast<Server*>(cls)->refuse_unauthorized(connection)) return *refused;
+    auto& server = *static_cast<Server*>(cls);
+    if (auto refused = server.refuse_unauthorized(connection)) return *refused;
     try {
       Query query;
       MHD_get_connection_values(connection, MHD_GET_ARGUMENT_KIND, collect_argument, &query);
-      return send_reply(connection, api.answer(url, query));
+      return send_reply(connection, api.answer(url, std::move(query), server.user ? &*server.user : nullptr));
     } catch (const std::exception& e) {
       return send_reply(connection, {500, std::string("internal error: ") + e.what() + "\n", "text/plain"});
     }
@@ -173,18 +166,59 @@ HttpApi::HttpApi(ReportFn report, std::string version, HttpLimits limits)
 
 HttpApi::~HttpApi() { stop(); }
 
-void HttpApi::add_route(const std::string& path, RouteFn handler) { routes_[path] = std::move(handler); }
+void HttpApi::add_route(const std::string& path, RouteFn handler) {
+  routes_[path] = std::move(handler);
+  tenant_route_[path] = false;
+}
 
-HttpReply HttpApi::answer(const std::string& path, const Query& query) const {
-  if (path == "/") return {200, kLandingPage, "text/html; charset=utf-8"};
+void HttpApi::add_tenant_route(const std::string& path, RouteFn handler) {
+  routes_[path] = std::move(handler);
+  tenant_route_[path] = true;
+}
+
+std::vector<std::string> HttpApi::basic_auth_users() const {
+  std::vector<std::string> users;
+  for (const auto& [user, hash] : web_config_.basic_auth_users) users.push_back(user);
+  return users;
+}
+
+HttpReply HttpApi::answer(const std::string& path, Query query, const std::string* user) const {
+  // The live page (/, /page.js, /page.css), embedded at build time (api/page_assets.hpp).
+  if (const PageAsset* asset = find_page_asset(path))
+    return {200, std::string(asset->body), std::string(asset->content_type)};
+  // Which view the request gets (docs/tenants.md): a tenant's user always its own tenant's.
+  auto requested = query.find("tenant");
+  ScopeDecision scope = decide_scope(tenant_access_, user, requested == query.end() ? nullptr : &requested->second);
+  if (scope.status != 200)
+    return {scope.status, nlohmann::json{{"error", scope.error}}.dump() + "\n", "application/json"};
+  if (scope.tenant) return answer_tenant(path, std::move(query), *scope.tenant);
   if (path == "/metrics") {
     std::string text = render_agent_metrics(report_(), version_);
     append_server_metrics(text);
+    for (const auto& append : extra_metrics_) append(text);
     return {200, std::move(text), "text/plain; version=0.0.4; charset=utf-8"};
   }
   if (path == "/api/v1/status") return {200, status_json(report_()).dump() + "\n", "application/json"};
   if (auto it = routes_.find(path); it != routes_.end()) return it->second(query);
   return {404, "not found; see / for the endpoints\n", "text/plain"};
+}
+
+HttpReply HttpApi::answer_tenant(const std::string& path, Query query, const std::string& tenant) const {
+  const TenantMap& tenants = tenant_access_.tenants;
+  if (path == "/metrics") {
+    std::string text = render_agent_metrics(report_(), version_);
+    for (const auto& append : extra_metrics_) append(text);
+    return {200, tenant_metrics_text(text, tenants, tenant), "text/plain; version=0.0.4; charset=utf-8"};
+  }
+  if (path == "/api/v1/status")
+    return {200, tenant_status_json(status_json(report_()), tenants, tenant).dump() + "\n", "application/json"};
+  auto it = routes_.find(path);
+  if (it == routes_.end()) return {404, "not found; see / for the endpoints\n", "text/plain"};
+  if (!tenant_route_.at(path))
+    return {403, nlohmann::json{{"error", path + " is the operator's: not in a tenant's view"}}.dump() + "\n",
+            "application/json"};
+  query["tenant"] = tenant;
+  return it->second(query);
 }
 
 // The endpoint's own refusals are counted and exported like every other drop.

@@ -11,7 +11,9 @@
 #include <memory>
 #include <string>
 #include <thread>
+#include <vector>
 
+#include "api/tenant_view.hpp"
 #include "api/web_config.hpp"
 #include "core/agent_report.hpp"
 
@@ -55,8 +57,19 @@ class HttpApi {
   Status use_web_config(WebConfig config);
   // The same from a --web.config.file path; an empty path changes nothing.
   Status use_web_config_file(const std::string& path);
-  // A further read-only GET endpoint (before start()).
+  // A further read-only GET endpoint (before start()). In a tenant's view (docs/tenants.md) it
+  // is refused with 403: it is the operator's.
   void add_route(const std::string& path, RouteFn handler);
+  // A route that answers a tenant's view too: its query then holds "tenant", already checked
+  // against the user's tenants (the client's own ?tenant= never reaches it unchecked).
+  void add_tenant_route(const std::string& path, RouteFn handler);
+  // Tenants and the basic-auth users bound to them (before start()); see api/tenant_view.hpp.
+  void use_tenants(TenantAccess access) { tenant_access_ = std::move(access); }
+  const TenantMap& tenants() const { return tenant_access_.tenants; }
+  std::vector<std::string> basic_auth_users() const;
+  // Further families appended to /metrics by a part of the agent the report does not hold (before start()).
+  using MetricsFn = std::function<void(std::string&)>;
+  void add_metrics(MetricsFn append) { extra_metrics_.push_back(std::move(append)); }
   int port() const { return port_; }
   // Serves on its own thread until stop(). An error when not bound.
   Status start();
@@ -69,13 +82,18 @@ class HttpApi {
   struct Server;  // libmicrohttpd callbacks and per-connection bookkeeping (http_api.cpp)
 
   Status create_server(int listen_fd);
-  HttpReply answer(const std::string& path, const Query& query) const;
+  // user: the basic-auth user of the request (nullptr without basic auth).
+  HttpReply answer(const std::string& path, Query query, const std::string* user) const;
+  HttpReply answer_tenant(const std::string& path, Query query, const std::string& tenant) const;
   void append_server_metrics(std::string& out) const;
 
   ReportFn report_;
   std::string version_;
   HttpLimits limits_;
   std::map<std::string, RouteFn> routes_;
+  std::map<std::string, bool> tenant_route_;  // path -> answers a tenant's view
+  TenantAccess tenant_access_;
+  std::vector<MetricsFn> extra_metrics_;
   WebConfig web_config_;  // libmicrohttpd reads the PEM strings in place: they live as long as the server
   std::unique_ptr<Server> server_;
   int port_ = -1;

@@ -1,7 +1,7 @@
 #include "api/level_output.hpp"
 
-#include "api/prometheus_writer.hpp"
 #include "estimate/json.hpp"
+#include "skewscope/prometheus_text.hpp"
 
 namespace skewscope {
 namespace {

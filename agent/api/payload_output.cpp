@@ -1,5 +1,7 @@
 #include "api/payload_output.hpp"
 
+#include "exchange/flow_keys.hpp"
+
 namespace skewscope {
 namespace {
 
@@ -7,9 +9,31 @@ nlohmann::json ratio(std::uint64_t part, std::uint64_t whole) {
   return whole ? nlohmann::json(static_cast<double>(part) / static_cast<double>(whole)) : nlohmann::json(nullptr);
 }
 
+// Which ZMTP streams were not parsed, and why: the reason counts and the latest streams by name,
+// so that an operator sees a 0-message ZMTP socket explained (docs/pairing.md, ZMTP).
+nlohmann::json zmtp_unparsed_json(const MessagePairingCounters& m, const std::vector<std::string>& domain_names) {
+  using nlohmann::json;
+  json reasons = json::object();
+  for (std::size_t i = 0; i < m.zmtp_unparsed_streams.size(); ++i)
+    reasons[std::string(protocols::zmtp::to_string(static_cast<protocols::zmtp::UnparsedReason>(i)))] =
+        m.zmtp_unparsed_streams[i];
+  json recent = json::array();
+  for (const auto& u : m.zmtp_unparsed_recent) {
+    const auto endpoint = [](const Address& a, std::uint16_t port) {
+      return exchange::address_text(a) + ":" + std::to_string(port);
+    };
+    recent.push_back({{"domain", u.domain < domain_names.size() ? json(domain_names[u.domain]) : json(u.domain)},
+                      {"kind", u.kind == HalfKind::send ? "send" : "recv"},
+                      {"sender", endpoint(u.flow.src_addr, u.flow.src_port)},
+                      {"receiver", endpoint(u.flow.dst_addr, u.flow.dst_port)},
+                      {"reason", std::string(protocols::zmtp::to_string(u.reason))}});
+  }
+  return {{"by_reason", reasons}, {"latest", recent}};
+}
+
 }  // namespace
 
-nlohmann::json payload_json(const PayloadReport& p) {
+nlohmann::json payload_json(const PayloadReport& p, const std::vector<std::string>& domain_names) {
   using nlohmann::json;
   const auto& s = p.source;
   const auto& m = p.pairing;
@@ -41,7 +65,13 @@ nlohmann::json payload_json(const PayloadReport& p) {
            {{"send_messages", m.zmtp_send_messages},
             {"recv_messages", m.zmtp_recv_messages},
             {"pairs", m.zmtp_pairs},
-            {"pairing_ratio", ratio(m.zmtp_pairs, m.zmtp_send_messages)}}},
+            {"pairing_ratio", ratio(m.zmtp_pairs, m.zmtp_send_messages)},
+            {"diverted_to_exchange", m.zmtp_diverted},  // halves of cross-host messages: paired by the owner
+            {"streams",
+             {{"zmtp3", m.zmtp_streams_v3},
+              {"zmtp2", m.zmtp_streams_v2},
+              {"downgraded_to_zmtp2", m.zmtp_streams_downgraded}}},
+            {"unparsed_streams", zmtp_unparsed_json(m, domain_names)}}},
           {"kafka",
            {{"produced_batches", m.kafka_produced_batches},
             {"fetched_batches", m.kafka_fetched_batches},

@@ -3,13 +3,16 @@
 #pragma once
 
 #include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
 
-#include "api/prometheus_writer.hpp"
 #include "core/agent_report.hpp"
+#include "skewscope/prometheus_text.hpp"
 
 namespace skewscope {
 
-nlohmann::json payload_json(const PayloadReport& p);
+// domain_names: indexed by DomainId, to name the domain of a ZMTP stream left unparsed.
+nlohmann::json payload_json(const PayloadReport& p, const std::vector<std::string>& domain_names = {});
 void append_payload_metrics(PrometheusWriter& w, const PayloadReport& p);
 
 }  // namespace skewscope

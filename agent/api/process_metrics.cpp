@@ -6,7 +6,7 @@
 #include <fstream>
 #include <sstream>
 
-#include "api/prometheus_writer.hpp"
+#include "skewscope/prometheus_text.hpp"
 
 namespace skewscope {
 

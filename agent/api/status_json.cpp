@@ -1,6 +1,10 @@
 #include "api/status_json.hpp"
+#include "api/diagnosis_output.hpp"
+#include "api/family_output.hpp"
 #include "api/rdma_json.hpp"
 
+#include "api/nat_output.hpp"
+#include "api/otlp_output.hpp"
 #include "api/payload_output.hpp"
 
 #include "api/level_output.hpp"
@@ -58,12 +62,66 @@ nlohmann::json exchange_json(const exchange::ExchangeReport& x) {
             {"table_full", x.kafka_batches.table_full},
             {"unpaired_produced", x.kafka_batches.unpaired_produced},
             {"unpaired_fetched", x.kafka_batches.unpaired_fetched}}},
+          {"zmtp",  // ZeroMQ message halves received from the exchange and paired here
+           {{"send_received", x.zmtp_messages.sends},
+            {"recv_received", x.zmtp_messages.recvs},
+            {"pairs", x.zmtp_messages.pairs},
+            {"duplicates", x.zmtp_messages.duplicates},
+            {"table_full", x.zmtp_messages.table_full},
+            {"unpaired_sends", x.zmtp_messages.unpaired_sends},
+            {"unpaired_recvs", x.zmtp_messages.unpaired_recvs}}},
+          {"nat",  // translations from routers: shipped by this agent, held and applied here
+           {{"translations_shipped", x.nat.translations_shipped},
+            {"translations_outbox_full", x.nat.translations_outbox_full},
+            {"translations", x.nat.translations},
+            {"received", x.nat.owner.received},
+            {"evicted_full", x.nat.owner.evicted_full},
+            {"expired", x.nat.owner.expired},
+            {"outside_window", x.nat.owner.outside_window},
+            {"halves_forwarded", x.nat.owner.halves_forwarded},
+            {"halves_taken_back", x.nat.owner.halves_taken_back}}},
           {"remote_domains", x.remote_domains},
+          {"trust",  // docs/security.md
+           {{"insecure", x.insecure},
+            {"key_ids", x.key_ids},
+            {"key_reload_failures", x.key_reload_failures},
+            {"domains_bound", x.domains_bound},
+            {"signers", x.signers}}},
           {"local_addresses", x.local_addresses},
           {"last_error", x.last_error.empty() ? json(nullptr) : json(x.last_error)}};
 }
 
 }  // namespace
+
+std::string health_reason(const AgentReport& r) {
+  const HealthReport& h = r.health;
+  switch (h.unknown_reason) {
+    case UnknownReason::none: return {};
+    case UnknownReason::capture_down:
+      return "unknown: capture down" + (r.capture_error ? " (" + *r.capture_error + ")" : std::string());
+    case UnknownReason::halves_lost:
+      return "unknown: " + std::to_string(h.window_lost_halves) + " halves lost in the window";
+    case UnknownReason::halves_unpaired: {
+      // The worst domain below the floor names the share; every such domain is listed.
+      std::uint64_t paired = 0, unpaired = 0;
+      std::string domains;
+      for (const auto& d : h.pairing) {
+        if (!d.below_floor) continue;
+        paired += d.paired_halves;
+        unpaired += d.unpaired_halves;
+        domains += (domains.empty() ? "" : ", ") + r.name(d.domain) + " " + std::to_string(d.unpaired_halves) + " of " +
+                   std::to_string(d.paired_halves + d.unpaired_halves);
+      }
+      const auto percent = static_cast<int>(100.0 * static_cast<double>(unpaired) /
+                                            static_cast<double>(std::max<std::uint64_t>(1, paired + unpaired)));
+      return "unknown: " + std::to_string(percent) + "% of halves unpaired in the window (" + domains + ")";
+    }
+    case UnknownReason::no_spans:
+    case UnknownReason::window_filling:
+    case UnknownReason::no_pairs: return "unknown: no pair has a span (or a known health) in the window";
+  }
+  return {};
+}
 
 nlohmann::json status_json(const AgentReport& r) {
   using nlohmann::json;
@@ -81,6 +139,7 @@ nlohmann::json status_json(const AgentReport& r) {
                      {"negative_span_ratio", p.negative_span_ratio},
                      {"health", health_json(p.health)},
                      {"state", pair_state_name(p.state)},
+                     {"unknown_reason", p.health ? json(nullptr) : json(unknown_reason_name(p.unknown_reason))},
                      // Halves lost in the window, on any pair (losses are not attributable): while
                      // there are any, health is 0 (a violation seen) or null, never 1.
                      {"window_lost_halves", p.window_lost_halves},
@@ -97,6 +156,8 @@ nlohmann::json status_json(const AgentReport& r) {
       pairs.back().update(fields);  // offset_seconds, offset_bound_seconds, delta_t_min_seconds, ...
     }
     pairs.back().update(level_fields(r, p));  // timestamp_source, levels
+    // Why it broke and whose clock it is (docs/diagnosis.md), per pair of hosts.
+    pairs.back()["diagnosis"] = pair_diagnosis_json(r.diagnosis, r.name(p.key.src), r.name(p.key.dst));
   }
   json domains = json::object();
   for (std::size_t i = 0; i < r.domain_clocks.size() && i < r.domain_names.size(); ++i) {
@@ -113,8 +174,22 @@ nlohmann::json status_json(const AgentReport& r) {
     auto& entry = lost_by_domain[loss.domain ? r.name(*loss.domain) : std::string()];
     entry[loss.ring_buffer_full ? "ring_buffer_full" : "inflight_table_full"] = loss.count;
   }
+  json rejected_halves = json::object();
+  for (std::size_t i = 0; i < r.ingest.rejected.size(); ++i)
+    rejected_halves[decode_reject_name(static_cast<DecodeReject>(i))] = r.ingest.rejected[i];
   const auto& c = r.correlator;
   const std::uint64_t settled = c.pairs + c.sends_expired;
+  json pairing_domains = json::object();
+  for (const auto& d : r.health.pairing)
+    pairing_domains[r.name(d.domain)] = {{"paired_halves", d.paired_halves},
+                                         {"unpaired_halves", d.unpaired_halves},
+                                         {"ratio", d.ratio()},
+                                         {"below_floor", d.below_floor}};
+  json window_pairing = {{"floor", r.pairing_floor.min_ratio},
+                         {"min_halves", r.pairing_floor.min_halves},
+                         {"captured_addresses", r.captured_addresses},
+                         {"addresses_not_learned", r.addresses_not_learned},
+                         {"domains", pairing_domains}};
   json capture = {
       {"up", r.health.capture_up},
       {"error", r.capture_error ? json(*r.capture_error) : json(nullptr)},
@@ -124,12 +199,20 @@ nlohmann::json status_json(const AgentReport& r) {
       {"read", r.ingest.records},       // records the agent took out of it
       {"lost", total_lost(r)},
       {"lost_by_domain", lost_by_domain},
+      {"rejected", rejected_halves},  // records that could not become a half, by reason
       {"pairs", c.pairs},
       {"unpaired_sends", c.sends_expired},
+      {"sends_cut_short", r.source.send_cut_short},  // emitted at their start, then moved fewer bytes
+      {"unpaired_recvs", c.recvs_orphaned},
+      {"continuation_recvs", c.recvs_without_start - c.recvs_orphaned},
       {"pending_halves", r.pending_sends + r.pending_recvs},
       // Of the sends that are settled (paired or aged out), the share that paired.
-      {"pairing_ratio", settled ? json(static_cast<double>(c.pairs) / static_cast<double>(settled)) : json(nullptr)}};
+      {"pairing_ratio", settled ? json(static_cast<double>(c.pairs) / static_cast<double>(settled)) : json(nullptr)},
+      {"window_pairing", window_pairing}};
+  const std::string reason = health_reason(r);
   return {{"health", health_json(r.health.health)},
+          {"unknown_reason", r.health.health ? json(nullptr) : json(unknown_reason_name(r.health.unknown_reason))},
+          {"health_reason", reason.empty() ? json(nullptr) : json(reason)},
           {"window_seconds", r.health.window_ns % 1'000'000'000 == 0
                                  ? json(r.health.window_ns / 1'000'000'000)
                                  : json(static_cast<double>(r.health.window_ns) * 1e-9)},
@@ -139,9 +222,14 @@ nlohmann::json status_json(const AgentReport& r) {
           {"triangles", estimate::to_json(r.triangles, name)},
           {"estimate", estimate::to_json(r.estimate_counters)},
           {"exchange", r.exchange ? exchange_json(*r.exchange) : json(nullptr)},
-          {"payload", r.payload ? payload_json(*r.payload) : json(nullptr)},
+          {"payload", r.payload ? payload_json(*r.payload, r.domain_names) : json(nullptr)},
           {"wire", wire_json(r)},
-          {"rdma", r.rdma ? rdma_json(*r.rdma) : json(nullptr)}};
+          {"rdma", r.rdma ? rdma_json(*r.rdma) : json(nullptr)},
+          {"nat", r.nat ? nat_json(*r.nat) : json(nullptr)},
+          {"otlp", r.otlp ? otlp_json(*r.otlp) : json(nullptr)},
+          {"capture_families", capture_families_json(r.capture_families)},
+          {"incidents", r.diagnosis.incidents},
+          {"hosts", hosts_json(r.diagnosis)}};
 }
 
 }  // namespace skewscope

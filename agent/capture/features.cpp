@@ -7,6 +7,7 @@
 #include <sys/utsname.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
@@ -30,6 +31,30 @@ const char* feature_name(Feature f) {
     case Feature::task_storage: return "task-local storage (BPF_MAP_TYPE_TASK_STORAGE)";
     case Feature::socket_tracepoints:
       return "socket-layer tracepoints (tcp_sendmsg_locked, sock_send_length, sock_recv_length) for tp_btf";
+    case Feature::tc_programs: return "tc (clsact) BPF programs";
+    case Feature::kern_ctx_kfunc: return "bpf_cast_to_kern_ctx kfunc callable from tc programs";
+    case Feature::sockops_tx_timestamping: return "sock_ops TX timestamping callbacks (bpf_sock_ops_enable_tx_tstamp)";
+    case Feature::uprobes: return "uprobes (the uprobe PMU)";
+    case Feature::count_: break;
+  }
+  return "?";
+}
+
+const char* feature_key(Feature f) {
+  switch (f) {
+    case Feature::btf: return "btf";
+    case Feature::tracefs: return "tracefs";
+    case Feature::ringbuf: return "ringbuf";
+    case Feature::syscall_tracepoints: return "syscall_tracepoints";
+    case Feature::task_btf: return "task_btf";
+    case Feature::rdonly_cast_kfunc: return "rdonly_cast_kfunc";
+    case Feature::btf_raw_tracepoints: return "btf_raw_tracepoints";
+    case Feature::task_storage: return "task_storage";
+    case Feature::socket_tracepoints: return "socket_tracepoints";
+    case Feature::tc_programs: return "tc_programs";
+    case Feature::kern_ctx_kfunc: return "kern_ctx_kfunc";
+    case Feature::sockops_tx_timestamping: return "sockops_tx_timestamping";
+    case Feature::uprobes: return "uprobes";
     case Feature::count_: break;
   }
   return "?";
@@ -44,35 +69,47 @@ void set(KernelFeatures& k, Feature f, bool value, const std::string& note_when_
   if (!value) k.notes.push_back(std::string(feature_name(f)) + ": " + note_when_missing);
 }
 
-// The kfunc must be in the kernel's BTF (Linux >= 6.2), and a tracepoint program must be allowed
-// to call it: which program types may call a kfunc changed between releases, so after the BTF
+bool kernel_has_func(const char* name) {
+  btf* vmlinux = btf__load_vmlinux_btf();
+  if (!vmlinux) return false;
+  bool found = btf__find_by_name_kind(vmlinux, name, BTF_KIND_FUNC) > 0;
+  btf__free(vmlinux);
+  return found;
+}
+
+// A kfunc must be in the kernel's BTF, and a program of the type that will call it must be
+// allowed to: which program types may call a kfunc changed between releases, so after the BTF
 // lookup a minimal program that calls it is loaded and closed (the verifier has the last word).
-Status probe_rdonly_cast() {
+// `second_arg_type`: a struct whose BTF id is passed as the second argument (bpf_rdonly_cast),
+// or nullptr.
+Status probe_kfunc(const char* kfunc, bpf_prog_type type, const char* second_arg_type, const char* since) {
   btf* vmlinux = btf__load_vmlinux_btf();
   if (!vmlinux) {
     return Status::fail("kernel BTF cannot be read");
   }
-  int func_id = btf__find_by_name_kind(vmlinux, "bpf_rdonly_cast", BTF_KIND_FUNC);
-  int file_id = btf__find_by_name_kind(vmlinux, "file", BTF_KIND_STRUCT);
+  int func_id = btf__find_by_name_kind(vmlinux, kfunc, BTF_KIND_FUNC);
+  int type_id = second_arg_type ? btf__find_by_name_kind(vmlinux, second_arg_type, BTF_KIND_STRUCT) : 0;
   btf__free(vmlinux);
   if (func_id <= 0) {
-    return Status::fail("not in kernel BTF (Linux < 6.2)");
+    return Status::fail(std::string("not in kernel BTF (") + since + ")");
   }
-  if (file_id <= 0) {
-    return Status::fail("struct file not in kernel BTF");
+  if (second_arg_type && type_id <= 0) {
+    return Status::fail(std::string("struct ") + second_arg_type + " not in kernel BTF");
   }
+  // A tracepoint's r1 is its context; a tc program passes its own context, as wire_tc does.
+  const bool pass_ctx = type == BPF_PROG_TYPE_SCHED_CLS;
   const bpf_insn program[] = {
-      {BPF_ALU64 | BPF_MOV | BPF_K, BPF_REG_1, 0, 0, 0},        // r1 = 0 (the pointer to re-type)
-      {BPF_ALU64 | BPF_MOV | BPF_K, BPF_REG_2, 0, 0, file_id},  // r2 = BTF id of struct file
+      pass_ctx ? bpf_insn{BPF_ALU64 | BPF_MOV | BPF_X, BPF_REG_1, BPF_REG_1, 0, 0}  // r1 = ctx
+               : bpf_insn{BPF_ALU64 | BPF_MOV | BPF_K, BPF_REG_1, 0, 0, 0},         // r1 = 0
+      {BPF_ALU64 | BPF_MOV | BPF_K, BPF_REG_2, 0, 0, type_id},                      // r2 = BTF id
       {BPF_JMP | BPF_CALL, 0, BPF_PSEUDO_KFUNC_CALL, 0, func_id},
       {BPF_ALU64 | BPF_MOV | BPF_K, BPF_REG_0, 0, 0, 0},
       {BPF_JMP | BPF_EXIT, 0, 0, 0, 0},
   };
-  int fd = bpf_prog_load(BPF_PROG_TYPE_TRACEPOINT, "probe_rdonly", "GPL", program, sizeof program / sizeof program[0],
-                         nullptr);
+  int fd = bpf_prog_load(type, "probe_kfunc", "GPL", program, sizeof program / sizeof program[0], nullptr);
   if (fd < 0) {
-    return Status::fail(std::string("in kernel BTF, but a tracepoint program calling it does not load: ") +
-                        std::strerror(errno));
+    return Status::fail(std::string("in kernel BTF, but a ") + (type == BPF_PROG_TYPE_SCHED_CLS ? "tc" : "tracepoint") +
+                        " program calling it does not load: " + std::strerror(errno));
   }
   close(fd);
   return Status::ok();
@@ -115,7 +152,7 @@ Status probe_btf_tracepoints(std::initializer_list<const char*> names) {
 
 }  // namespace
 
-KernelFeatures probe_kernel_features() {
+Result<KernelFeatures> probe_kernel_features() {
   KernelFeatures k;
   utsname u{};
   if (uname(&u) == 0) k.kernel_release = u.release;
@@ -131,7 +168,8 @@ KernelFeatures probe_kernel_features() {
       "helper not available to tracepoint programs (Linux < 5.11)");
   // Without kernel BTF no probe can load its program: each feature is then missing for that reason.
   const Status no_btf = Status::fail("needs kernel BTF");
-  const Status rdonly_cast = k[Feature::btf] ? probe_rdonly_cast() : no_btf;
+  const Status rdonly_cast =
+      k[Feature::btf] ? probe_kfunc("bpf_rdonly_cast", BPF_PROG_TYPE_TRACEPOINT, "file", "Linux < 6.2") : no_btf;
   set(k, Feature::rdonly_cast_kfunc, static_cast<bool>(rdonly_cast), rdonly_cast.error);
   const Status raw = k[Feature::btf] ? probe_btf_tracepoints({"sys_enter", "sys_exit"}) : no_btf;
   set(k, Feature::btf_raw_tracepoints, static_cast<bool>(raw), raw.error);
@@ -142,7 +180,38 @@ KernelFeatures probe_kernel_features() {
   set(k, Feature::socket_tracepoints, static_cast<bool>(socket_tps), socket_tps.error);
   set(k, Feature::task_storage, libbpf_probe_bpf_map_type(BPF_MAP_TYPE_TASK_STORAGE, nullptr) == 1,
       "map type not supported (Linux < 5.11)");
-  return k;
+  set(k, Feature::tc_programs, libbpf_probe_bpf_prog_type(BPF_PROG_TYPE_SCHED_CLS, nullptr) == 1,
+      "program type not supported (CONFIG_NET_CLS_BPF)");
+  const Status kern_ctx =
+      k[Feature::btf] ? probe_kfunc("bpf_cast_to_kern_ctx", BPF_PROG_TYPE_SCHED_CLS, nullptr, "Linux < 6.2") : no_btf;
+  set(k, Feature::kern_ctx_kfunc, static_cast<bool>(kern_ctx), kern_ctx.error);
+  set(k, Feature::sockops_tx_timestamping, kernel_has_func("bpf_sock_ops_enable_tx_tstamp"),
+      "bpf_sock_ops_enable_tx_tstamp not in kernel BTF (Linux < 6.14)");
+  set(k, Feature::uprobes, exists("/sys/bus/event_source/devices/uprobe/type"), "no uprobe PMU (CONFIG_UPROBE_EVENTS)");
+  for (const auto& c : tcp_hook_candidates())
+    if (!exists(tracing + "/events/" + c.tracepoint + "/id") &&
+        std::find(k.missing_tracepoints.begin(), k.missing_tracepoints.end(), c.tracepoint) ==
+            k.missing_tracepoints.end())
+      k.missing_tracepoints.push_back(c.tracepoint);
+  if (const char* hide = std::getenv(kHideFeaturesEnv); hide && *hide) {
+    std::string list = hide;
+    std::size_t start = 0;
+    while (start <= list.size()) {
+      std::size_t comma = list.find(',', start);
+      const std::string name = list.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
+      start = comma == std::string::npos ? list.size() + 1 : comma + 1;
+      bool known = false;
+      for (int i = 0; i < static_cast<int>(Feature::count_); ++i) {
+        const auto f = static_cast<Feature>(i);
+        if (name != feature_key(f)) continue;
+        known = true;
+        if (k[f]) set(k, f, false, std::string("hidden by ") + kHideFeaturesEnv + " (this kernel has it)");
+      }
+      if (!known)
+        return Result<KernelFeatures>::fail(std::string(kHideFeaturesEnv) + ": '" + name + "' is not a feature name");
+    }
+  }
+  return Result<KernelFeatures>::ok(std::move(k));
 }
 
 // Program names are spelled once, here, and each resolves to the skeleton's member of that name:
@@ -258,9 +327,10 @@ bool serves(const HookCandidate& c, const std::string& variant) {
 // messages cost the same in BPF either way. raw_tp needs all that btf needs, so it is used
 // only when forced (SKEWSCOPE_FORCE_VARIANT=raw_tp).
 std::string preferred_variant(const KernelFeatures& features, const std::vector<HookCandidate>& table,
-                              bool payload_capture) {
+                              bool payload_capture, const RejectedVariants& rejected) {
   for (const char* variant : {kVariantSockTp, kVariantBtf, kVariantRawTp, kVariantCoreRead}) {
     if (payload_capture && variant == std::string(kVariantSockTp)) continue;
+    if (rejected.contains(variant)) continue;
     bool usable = false;
     for (const auto& c : table) {
       if (!serves(c, variant)) continue;
@@ -276,12 +346,12 @@ std::string preferred_variant(const KernelFeatures& features, const std::vector<
 }  // namespace
 
 std::vector<HookChoice> choose_hooks(const KernelFeatures& features, const std::vector<HookCandidate>& table,
-                                     bool payload_capture) {
+                                     bool payload_capture, const RejectedVariants& rejected) {
   const char* forced_env = std::getenv(kForceVariantEnv);
   std::string forced = forced_env ? forced_env : "";
   bool forced_known = forced.empty() || forced == kVariantSockTp || forced == kVariantRawTp || forced == kVariantBtf ||
                       forced == kVariantCoreRead;
-  const std::string variant = forced.empty() ? preferred_variant(features, table, payload_capture) : forced;
+  const std::string variant = forced.empty() ? preferred_variant(features, table, payload_capture, rejected) : forced;
   std::vector<HookChoice> out;
   for (const auto& candidate : table) {
     HookChoice choice{candidate, true, {}};
@@ -290,19 +360,24 @@ std::vector<HookChoice> choose_hooks(const KernelFeatures& features, const std::
       choice.chosen = false;
       choice.reason = std::move(why);
     };
+    // What the kernel lacks first: that is why a candidate could never serve here, whichever
+    // variant is chosen (doctor's raw_tp lines on Linux 6.1 say "needs bpf_rdonly_cast").
     if (!forced_known)
       reject(std::string(kForceVariantEnv) + "=" + forced + " is not a variant (" + kVariantSockTp + ", " +
              kVariantRawTp + ", " + kVariantBtf + ", " + kVariantCoreRead + ")");
-    else if (payload_capture && candidate.variant == kVariantSockTp)
-      reject("payload capture (--payload-bytes) copies from the syscall's buffers: a syscall variant serves");
-    else if (!serves(candidate, variant))
-      reject(forced.empty() ? (variant.empty() ? std::string("no variant has what it needs")
-                                               : "variant " + variant + " is used (preferred, all it needs is here)")
-                            : std::string(kForceVariantEnv) + "=" + forced);
     for (Feature f : candidate.needs)
       if (!features[f]) reject(std::string("needs ") + feature_name(f));
-    if (!exists(std::string(kTracefsPath) + "/events/" + candidate.tracepoint + "/id"))
+    if (std::find(features.missing_tracepoints.begin(), features.missing_tracepoints.end(), candidate.tracepoint) !=
+        features.missing_tracepoints.end())
       reject("tracepoint " + candidate.tracepoint + " does not exist");
+    if (auto refused = rejected.find(candidate.variant); refused != rejected.end())
+      reject("variant " + candidate.variant + " refused by this kernel at load: " + refused->second);
+    if (payload_capture && candidate.variant == kVariantSockTp)
+      reject("payload capture (--payload-bytes) copies from the syscall's buffers: a syscall variant serves");
+    else if (!serves(candidate, variant))
+      reject(forced.empty() ? (variant.empty() ? std::string("no variant has what it needs and loads")
+                                               : "variant " + variant + " is used (preferred, all it needs is here)")
+                            : std::string(kForceVariantEnv) + "=" + forced);
     for (const auto& earlier : out)
       if (earlier.chosen && earlier.candidate.hook == candidate.hook)
         reject("hook served by " + earlier.candidate.program);
@@ -311,10 +386,156 @@ std::vector<HookChoice> choose_hooks(const KernelFeatures& features, const std::
   return out;
 }
 
+LoadableHooks choose_loadable_hooks(const KernelFeatures& features, const std::vector<HookCandidate>& table,
+                                    bool payload_capture, const HookLoader& load) {
+  LoadableHooks out;
+  for (;;) {
+    out.choices = choose_hooks(features, table, payload_capture, out.rejected);
+    const std::string variant = chosen_variant(out.choices);
+    // None left; or a forced variant, which choose_hooks keeps choosing, refused already (its
+    // entry programs then carry the refusal and none is chosen).
+    if (variant.empty() || out.rejected.contains(variant)) return out;
+    const Status loaded = load(out.choices);
+    if (loaded) return out;
+    out.rejected[variant] = loaded.error;
+  }
+}
+
 std::string chosen_variant(const std::vector<HookChoice>& choices) {
   for (const auto& c : choices)
     if (c.chosen && c.candidate.entry) return c.candidate.variant;
   return {};
+}
+
+const std::vector<FamilyCandidate>& wire_candidates() {
+  static const std::vector<FamilyCandidate> table = {
+      {CaptureFamily::wire,
+       kWireVariantKernCtx,
+       "wire_tc",
+       {"wire_ingress", "wire_egress"},
+       {Feature::btf, Feature::ringbuf, Feature::tc_programs, Feature::kern_ctx_kfunc},
+       "tc programs that read the interface's namespace from the packet's device (one object for every "
+       "namespace)"},
+      {CaptureFamily::wire,
+       kWireVariantCtx,
+       "wire_tc_ctx",
+       {"wire_ingress_ctx", "wire_egress_ctx"},
+       {Feature::btf, Feature::ringbuf, Feature::tc_programs},
+       "tc programs that read only struct __sk_buff; one object per namespace, its namespace set by the agent"},
+  };
+  return table;
+}
+
+const std::vector<FamilyCandidate>& wire_send_candidates() {
+  static const std::vector<FamilyCandidate> table = {
+      {CaptureFamily::wire_send,
+       "sock_ops",
+       "wire_sockops",
+       {"wire_sockops"},
+       {Feature::btf, Feature::ringbuf, Feature::kern_ctx_kfunc, Feature::rdonly_cast_kfunc,
+        Feature::sockops_tx_timestamping},
+       "sock_ops TX timestamping callbacks for the sockets of the --wire-cgroup cgroups: the driver's or the NIC's "
+       "stamp of each sendmsg's last byte"},
+      {CaptureFamily::wire_send,
+       "tc_egress",
+       "",  // the egress program of the wire variant that runs
+       {},
+       {Feature::tc_programs},
+       "every segment with payload stamped at tc egress of the named interfaces"},
+  };
+  return table;
+}
+
+const std::vector<FamilyCandidate>& rdma_candidates() {
+  static const std::vector<FamilyCandidate> table = {
+      {CaptureFamily::rdma,
+       "uprobes",
+       "rdma_verbs",
+       {},
+       {Feature::btf, Feature::ringbuf, Feature::uprobes},
+       "uprobes in libibverbs and the providers' post/poll functions"},
+  };
+  return table;
+}
+
+const char* force_env_of(CaptureFamily family) {
+  switch (family) {
+    case CaptureFamily::tcp:
+    case CaptureFamily::payload: return kForceVariantEnv;
+    case CaptureFamily::wire: return "SKEWSCOPE_FORCE_WIRE_VARIANT";
+    case CaptureFamily::wire_send: return "SKEWSCOPE_FORCE_WIRE_SEND";
+    case CaptureFamily::rdma: return "SKEWSCOPE_FORCE_RDMA_VARIANT";
+    case CaptureFamily::count_: break;
+  }
+  return "";
+}
+
+std::vector<CandidateChoice> choose_candidate(const KernelFeatures& features, const std::vector<FamilyCandidate>& table,
+                                              const std::map<std::string, std::string>& excluded,
+                                              const std::map<std::string, std::string>& refused) {
+  const char* env = table.empty() ? nullptr : std::getenv(force_env_of(table.front().family));
+  const std::string forced = env ? env : "";
+  bool forced_known = forced.empty();
+  for (const auto& c : table) forced_known = forced_known || c.variant == forced;
+  std::vector<CandidateChoice> out;
+  bool taken = false;
+  for (const auto& candidate : table) {
+    CandidateChoice choice{candidate, true, {}, false};
+    auto reject = [&](std::string why) {
+      if (!choice.chosen) return;
+      choice.chosen = false;
+      choice.reason = std::move(why);
+    };
+    if (!forced_known) {
+      std::string variants;
+      for (const auto& c : table) variants += (variants.empty() ? "" : ", ") + c.variant;
+      reject(std::string(force_env_of(candidate.family)) + "=" + forced + " is not a variant (" + variants + ")");
+    }
+    for (Feature f : candidate.needs)
+      if (!features[f]) reject(std::string("needs ") + feature_name(f));
+    if (auto why = excluded.find(candidate.variant); why != excluded.end()) reject(why->second);
+    if (auto why = refused.find(candidate.variant); why != refused.end()) {
+      if (choice.chosen) choice.rejected_at_load = true;
+      reject("refused by this kernel at load: " + why->second);
+    }
+    if (!forced.empty() && candidate.variant != forced)
+      reject(std::string(force_env_of(candidate.family)) + "=" + forced);
+    if (taken) reject("variant " + chosen_of(out)->candidate.variant + " is used (preferred, all it needs is here)");
+    taken = taken || choice.chosen;
+    out.push_back(std::move(choice));
+  }
+  return out;
+}
+
+const CandidateChoice* chosen_of(const std::vector<CandidateChoice>& choices) {
+  for (const auto& c : choices)
+    if (c.chosen) return &c;
+  return nullptr;
+}
+
+LoadableCandidate choose_loadable_candidate(const KernelFeatures& features, const std::vector<FamilyCandidate>& table,
+                                            const std::map<std::string, std::string>& excluded,
+                                            const CandidateLoader& load) {
+  LoadableCandidate out;
+  std::map<std::string, std::string> refused;
+  for (;;) {
+    out.choices = choose_candidate(features, table, excluded, refused);
+    const CandidateChoice* chosen = chosen_of(out.choices);
+    if (!chosen) break;
+    const Status loaded = load(chosen->candidate);
+    if (loaded) {
+      out.status = {true, FamilyReason::running, chosen->candidate.variant, chosen->candidate.description};
+      return out;
+    }
+    refused[chosen->candidate.variant] = loaded.error;
+  }
+  // None runs: refused at load if any candidate was, else for what the kernel lacks (or the
+  // exclusions), each candidate's reason in the detail.
+  out.status.up = false;
+  out.status.reason = refused.empty() ? FamilyReason::kernel_lacks_feature : FamilyReason::load_failed;
+  for (const auto& c : out.choices)
+    out.status.detail += (out.status.detail.empty() ? "" : "; ") + c.candidate.variant + ": " + c.reason;
+  return out;
 }
 
 }  // namespace skewscope

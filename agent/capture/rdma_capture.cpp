@@ -1,4 +1,6 @@
 #include "capture/rdma_capture.hpp"
+#include "capture/libbpf_log.hpp"
+#include "capture/program_verify.hpp"
 #include "capture/rdma_gid.hpp"
 
 #include <bpf/bpf.h>
@@ -71,12 +73,16 @@ std::string hexs(std::uint64_t v) {
 RdmaCapture::Opened RdmaCapture::open(Log log) {
   std::unique_ptr<RdmaCapture> self(new RdmaCapture());
   self->log_ = log;
+  collect_libbpf_messages();
+  take_libbpf_messages();
   self->skel_ = rdma_verbs__open();
   if (!self->skel_) {
     return Opened::fail(std::string("opening BPF object rdma_verbs: ") + std::strerror(errno));
   }
   if (int err = rdma_verbs__load(self->skel_)) {
-    return Opened::fail(std::string("loading BPF programs of rdma_verbs: ") + std::strerror(-err));
+    const std::string said = take_libbpf_messages();
+    return Opened::fail("loading BPF programs of rdma_verbs: " +
+                        (said.empty() ? std::string(std::strerror(-err)) : verdict_line(said)));
   }
   self->ring_ = ring_buffer__new(bpf_map__fd(self->skel_->maps.rdma_events), on_record, self.get(), nullptr);
   if (!self->ring_) {

@@ -16,47 +16,48 @@
 #include <thread>
 #include <utility>
 
+#include "capture/libbpf_log.hpp"
+#include "capture/program_verify.hpp"
 #include "tcp_syscalls.skel.h"
 
 namespace skewscope {
 namespace {
 
-// libbpf explains load failures (verifier log, missing BTF) through its print callback:
-// keep the last lines so the error can say why, not just which program.
-std::mutex g_log_mutex;
-std::string g_libbpf_log;
-
-int collect_libbpf_log(enum libbpf_print_level level, const char* format, va_list args) {
-  if (level == LIBBPF_DEBUG) return 0;
-  char line[1024];
-  int n = std::vsnprintf(line, sizeof line, format, args);
-  std::lock_guard lock(g_log_mutex);
-  g_libbpf_log += line;
-  if (g_libbpf_log.size() > 8192) g_libbpf_log.erase(0, g_libbpf_log.size() - 8192);
-  return n;
-}
-
-std::string take_libbpf_log() {
-  std::lock_guard lock(g_log_mutex);
-  std::string out;
-  out.swap(g_libbpf_log);
-  // The last few lines carry the reason; the whole verifier log would bury it.
-  std::size_t pos = out.size();
-  for (int lines = 0; lines < 6 && pos > 0; ++lines) {
-    pos = out.rfind('\n', pos - 1);
-    if (pos == std::string::npos) {
-      pos = 0;
-      break;
-    }
-  }
-  return out.substr(pos);
-}
+std::string take_libbpf_log() { return last_lines(take_libbpf_messages(), 6); }
 
 }  // namespace
+Result<std::unique_ptr<TcpSyscallCapture>, TcpSyscallCapture::NoVariant> TcpSyscallCapture::open_best(
+    const KernelFeatures& features, const PayloadSettings& payload) {
+  using Best = Result<std::unique_ptr<TcpSyscallCapture>, NoVariant>;
+  std::unique_ptr<TcpSyscallCapture> loaded;
+  LoadableHooks hooks = choose_loadable_hooks(features, tcp_hook_candidates(), payload.max_bytes > 0,
+                                              [&](const std::vector<HookChoice>& choices) {
+                                                auto attempt = load(choices, payload);
+                                                if (!attempt) return Status::fail(attempt.error);
+                                                loaded = std::move(*attempt);
+                                                return Status::ok();
+                                              });
+  if (!loaded) {
+    std::string why;
+    for (const auto& [variant, error] : hooks.rejected) why += "; " + variant + " refused at load: " + error;
+    for (const auto& c : hooks.choices)
+      if (c.candidate.entry && !c.chosen) {
+        why += "; " + c.candidate.program + ": " + c.reason;
+        break;
+      }
+    return Best::fail({hooks.rejected.empty() ? FamilyReason::kernel_lacks_feature : FamilyReason::load_failed,
+                       "no TCP capture variant loads on this kernel" + why + " (run `skewscope doctor`)"});
+  }
+  if (Status attached = loaded->attach(hooks.choices); !attached)
+    return Best::fail({FamilyReason::load_failed, attached.error});
+  loaded->refused_ = std::move(hooks.rejected);
+  return Best::ok(std::move(loaded));
+}
 
-TcpSyscallCapture::Opened TcpSyscallCapture::open(const std::vector<HookChoice>& choices,
+TcpSyscallCapture::Opened TcpSyscallCapture::load(const std::vector<HookChoice>& choices,
                                                   const PayloadSettings& payload) {
-  libbpf_set_print(collect_libbpf_log);
+  collect_libbpf_messages();
+  take_libbpf_messages();
   std::unique_ptr<TcpSyscallCapture> self(new TcpSyscallCapture());
   self->skel_ = tcp_syscalls__open();
   if (!self->skel_) {
@@ -78,6 +79,7 @@ TcpSyscallCapture::Opened TcpSyscallCapture::open(const std::vector<HookChoice>&
                         "; run `skewscope doctor`)");
   }
   self->variant_ = chosen_variant(choices);
+  skip_maps_kernel_lacks(self->skel_->obj);
   self->skel_->rodata->agent_tgid = static_cast<__u32>(getpid());
   const int cpus = libbpf_num_possible_cpus();
   if (cpus <= 0) {
@@ -98,8 +100,9 @@ TcpSyscallCapture::Opened TcpSyscallCapture::open(const std::vector<HookChoice>&
   }
 
   if (int err = tcp_syscalls__load(self->skel_)) {
-    return Opened::fail("loading BPF programs of tcp_syscalls: " + std::string(std::strerror(-err)) + "\n" +
-                        take_libbpf_log());
+    const std::string said = take_libbpf_messages();
+    return Opened::fail("loading the " + self->variant_ + " programs of tcp_syscalls: " +
+                        (said.empty() ? std::string(std::strerror(-err)) : verdict_line(said)));
   }
   if (Status filled = fill_payload_ports(self->skel_->maps.payload_ports, payload); !filled) {
     return Opened::fail(filled.error);
@@ -111,6 +114,11 @@ TcpSyscallCapture::Opened TcpSyscallCapture::open(const std::vector<HookChoice>&
   if (Status made = self->create_rings(static_cast<unsigned>(cpus), ring_bytes); !made) {
     return Opened::fail(made.error);
   }
+  return Opened::ok(std::move(self));
+}
+
+Status TcpSyscallCapture::attach(const std::vector<HookChoice>& choices) {
+  TcpSyscallCapture* self = this;
   // Exits first: an entry attached before its exit could remember a call whose exit is never
   // seen. One program may serve several hooks (raw_tp): attached once.
   for (bool entries : {false, true}) {
@@ -120,7 +128,7 @@ TcpSyscallCapture::Opened TcpSyscallCapture::open(const std::vector<HookChoice>&
         continue;
       bpf_link* link = bpf_program__attach(choice.candidate.program_of(self->skel_));
       if (!link) {
-        return Opened::fail("attaching BPF program " + choice.candidate.program + " to " + choice.candidate.tracepoint +
+        return Status::fail("attaching BPF program " + choice.candidate.program + " to " + choice.candidate.tracepoint +
                             ": " + std::strerror(errno) + "\n" + take_libbpf_log());
       }
       self->links_.push_back(link);
@@ -131,12 +139,12 @@ TcpSyscallCapture::Opened TcpSyscallCapture::open(const std::vector<HookChoice>&
   // is full (then counted, never silent, but permanent): required.
   bpf_link* cleanup = bpf_program__attach(self->skel_->progs.forget_exited_thread);
   if (!cleanup) {
-    return Opened::fail(std::string("attaching BPF program forget_exited_thread to sched/sched_process_exit: ") +
+    return Status::fail(std::string("attaching BPF program forget_exited_thread to sched/sched_process_exit: ") +
                         std::strerror(errno) + "\n" + take_libbpf_log());
   }
   self->links_.push_back(cleanup);
   self->attached_.push_back("forget_exited_thread");
-  return Opened::ok(std::move(self));
+  return Status::ok();
 }
 
 Status TcpSyscallCapture::create_rings(unsigned cpus, std::uint32_t bytes) {
@@ -200,6 +208,7 @@ SourceCounters TcpSyscallCapture::counters() const {
   c.ringbuf_full = slots[SKEWSCOPE_CNT_RINGBUF_FULL];
   c.inflight_full = slots[SKEWSCOPE_CNT_INFLIGHT_FULL];
   c.mmsg_truncated = slots[SKEWSCOPE_CNT_MMSG_TRUNCATED];
+  c.send_cut_short = slots[SKEWSCOPE_CNT_SEND_CUT_SHORT];
   // The origins only ever grow together with the global loss count, so the table (whose first
   // get_next_key scans every bucket of the map: tens of µs) is re-read only when that count moved
   // in this call or the one before (the kernel side bumps the global count a few instructions

@@ -24,11 +24,19 @@ namespace skewscope {
 
 class TcpSyscallCapture final : public EventSource {
  public:
-  // Loads the programs that `choices` chose; the agent's own process is excluded.
-  // The error says which program failed and why.
-  // `payload`: the payload capture's settings (max_bytes 0: off, see bpf/lib/payload_capture.bpf.h).
   using Opened = Result<std::unique_ptr<TcpSyscallCapture>>;
-  static Opened open(const std::vector<HookChoice>& choices, const PayloadSettings& payload = {});
+  // Loads and attaches the variant the candidate table prefers among those this kernel loads: each
+  // chosen variant is loaded; one the kernel refuses is passed over for the next (refused() says
+  // why), and the first that loads is attached. The agent's own process is excluded.
+  // `payload`: the payload capture's settings (max_bytes 0: off, see bpf/lib/payload_capture.bpf.h).
+  // When none loads, the error says whether any was refused at load (else the kernel lacks what
+  // each needs) and why.
+  struct NoVariant {
+    FamilyReason reason = FamilyReason::kernel_lacks_feature;
+    std::string message;
+  };
+  static Result<std::unique_ptr<TcpSyscallCapture>, NoVariant> open_best(const KernelFeatures& features,
+                                                                         const PayloadSettings& payload = {});
   ~TcpSyscallCapture() override;
   TcpSyscallCapture(const TcpSyscallCapture&) = delete;
   TcpSyscallCapture& operator=(const TcpSyscallCapture&) = delete;
@@ -47,9 +55,15 @@ class TcpSyscallCapture final : public EventSource {
   int payload_counters_fd() const;
   // The variant of the loaded entry programs: "raw_tp", "btf" or "core_read" (see features.hpp).
   const std::string& variant() const { return variant_; }
+  // Variants preferred to this one that the kernel refused at load (open_best), with its reason.
+  const RejectedVariants& refused() const { return refused_; }
 
  private:
   TcpSyscallCapture() = default;
+  // Opens the object, switches on the chosen programs only (every other program stays unloaded,
+  // so one the kernel would refuse cannot fail the load), loads it and creates the rings.
+  static Opened load(const std::vector<HookChoice>& choices, const PayloadSettings& payload);
+  Status attach(const std::vector<HookChoice>& choices);
   static int on_record(void* ctx, void* data, std::size_t size);
   // One ring buffer per CPU (see bpf/lib/tcp_halves.bpf.h, capture/half_ring_size.hpp): created,
   // placed in halves_by_cpu and registered with the reader. One reader consumes them in CPU
@@ -68,6 +82,7 @@ class TcpSyscallCapture final : public EventSource {
   std::vector<bpf_link*> links_;  // attached by us (only chosen programs), destroyed before the skeleton
   std::vector<std::string> attached_;
   std::string variant_;
+  RejectedVariants refused_;
   // Records of the wrong size: counted, never decoded. Written by the polling thread, read by
   // counters() from any thread.
   std::atomic<std::uint64_t> malformed_{0};

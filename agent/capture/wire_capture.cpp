@@ -1,72 +1,101 @@
-// WireCapture's lifecycle and reading: choosing the send side, loading the wire_tc (and
-// wire_sockops) objects, holding the receive-timestamp key, attaching per interface (through
-// wire_tc_attach), and reading the ring buffer and counters; undone in the destructor.
+// WireCapture's lifecycle and reading: choosing the tc variant and the send side (features.hpp's
+// candidate tables; the objects are wire_programs.cpp's), holding the receive-timestamp key,
+// attaching per interface (through wire_tc_attach), and reading the ring buffer and counters; undone in the destructor.
 #include "capture/wire_capture.hpp"
 
 #include <bpf/libbpf.h>
 #include <fcntl.h>
 #include <linux/net_tstamp.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
 #include <cstring>
+#include <map>
 
 #include "capture/percpu_counters.hpp"
 #include "capture/ring_batch.hpp"
 #include "capture/wire_tc_attach.hpp"
-#include "wire_sockops.skel.h"
-#include "wire_tc.skel.h"
 
 namespace skewscope {
 
-Result<std::unique_ptr<WireCapture>> WireCapture::open(const WireOptions& options) {
-  using Opened = Result<std::unique_ptr<WireCapture>>;
+namespace {
+
+// The inode of each named interface's namespace (the ctx variant is loaded once per namespace,
+// with it). A namespace that cannot be read is the operator's to fix: an error.
+Result<std::map<std::string, std::uint32_t>> namespaces_of(const std::vector<WireInterface>& interfaces) {
+  std::map<std::string, std::uint32_t> out;
+  for (const auto& iface : interfaces) {
+    const std::string path = iface.netns_path.empty() ? "/proc/self/ns/net" : iface.netns_path;
+    struct stat st {};
+    if (::stat(path.c_str(), &st) != 0)
+      return Result<std::map<std::string, std::uint32_t>>::fail("cannot open network namespace " + path + ": " +
+                                                                std::strerror(errno));
+    out[iface.netns_path] = static_cast<std::uint32_t>(st.st_ino);
+  }
+  return Result<std::map<std::string, std::uint32_t>>::ok(std::move(out));
+}
+
+}  // namespace
+
+Result<WireOpened> WireCapture::open(const WireOptions& options, const KernelFeatures& features) {
   const auto& interfaces = options.interfaces;
+  WireOpened opened;
   std::unique_ptr<WireCapture> self(new WireCapture());
-  // The send side, decided once: sock_ops where the operator named cgroups and the kernel has
-  // the callbacks; tc egress otherwise (and then every named interface gets an egress filter).
-  const bool callbacks = kernel_has_tx_timestamping_callbacks();
-  if (!options.cgroups.empty() && callbacks) {
-    self->send_path_ = kSendPathSockOps;
-    self->send_path_reason_ = "--wire-cgroup given and the kernel has the sock_ops TX timestamping callbacks";
-  } else {
-    self->send_path_ = kSendPathTcEgress;
-    self->send_path_reason_ = options.cgroups.empty()
-                                  ? "no --wire-cgroup: segments are stamped at tc egress of the named interfaces"
-                                  : "the kernel has no sock_ops TX timestamping callbacks (Linux < 6.14)";
+  auto namespaces = namespaces_of(interfaces);
+  if (!namespaces) return Result<WireOpened>::fail(namespaces.error);
+  // The send side first, on paper: whether tc egress carries data segments is a setting of the
+  // tc objects. sock_ops is excluded without --wire-cgroup; if it is chosen but the kernel then
+  // refuses it, tc egress serves and the tc objects are loaded again with egress data on.
+  std::map<std::string, std::string> send_excluded;
+  if (options.cgroups.empty()) send_excluded[kSendPathSockOps] = "no --wire-cgroup given";
+  const auto send_on_paper = choose_candidate(features, wire_send_candidates(), send_excluded);
+  const CandidateChoice* send_choice = chosen_of(send_on_paper);
+  WireProgramSettings settings;
+  settings.ack_samples = options.ack_samples;
+  settings.netns_inodes = *namespaces;
+  auto load_tc = [&](const FamilyCandidate& c) { return self->programs_.load_tc(c.variant, settings); };
+  settings.egress_data = !(send_choice && send_choice->candidate.variant == kSendPathSockOps);
+  LoadableCandidate wire = choose_loadable_candidate(features, wire_candidates(), {}, load_tc);
+  opened.wire = wire.status;
+  if (!wire.status.up) {
+    opened.send = {false, wire.status.reason, "", "no wire variant loads: " + wire.status.detail};
+    return Result<WireOpened>::ok(std::move(opened));
   }
-  // Data segments at egress only with the tc send side; ACK samples leave through egress too.
-  self->skel_ = wire_tc__open();
-  if (!self->skel_) {
-    return Opened::fail(std::string("opening BPF object wire_tc: ") + std::strerror(errno));
+  LoadableCandidate send =
+      choose_loadable_candidate(features, wire_send_candidates(), send_excluded, [&](const FamilyCandidate& c) {
+        if (c.variant == kSendPathSockOps) return self->programs_.load_sockops();
+        return Status::ok();  // the tc egress program is loaded
+      });
+  opened.send = send.status;
+  self->send_path_ = send.status.up ? send.status.variant : std::string(kSendPathTcEgress);
+  if (self->send_path_ == kSendPathTcEgress && !settings.egress_data) {
+    // sock_ops refused at load: the tc objects must stamp egress data after all.
+    settings.egress_data = true;
+    const FamilyCandidate* running = nullptr;
+    for (const auto& c : wire.choices)
+      if (c.chosen) running = &c.candidate;
+    if (Status again = load_tc(*running); !again)
+      return Result<WireOpened>::fail("reloading the " + running->variant +
+                                      " tc programs for tc egress: " + again.error);
   }
-  self->skel_->rodata->egress_data = self->send_path_ == kSendPathTcEgress ? 1 : 0;
-  self->skel_->rodata->ack_samples = options.ack_samples ? 1 : 0;
-  if (int err = wire_tc__load(self->skel_)) {
-    return Opened::fail(std::string("loading BPF object wire_tc: ") + std::strerror(-err));
-  }
+  for (const auto& c : send.choices)
+    if (!c.chosen && self->send_path_reason_.empty() && c.candidate.variant == kSendPathSockOps)
+      self->send_path_reason_ = c.reason;
+  if (self->send_path_ == kSendPathSockOps)
+    self->send_path_reason_ = "--wire-cgroup given and the kernel has and loads the sock_ops TX timestamping callbacks";
   if (self->send_path_ == kSendPathSockOps) {
-    self->sockops_ = wire_sockops__open();
-    if (!self->sockops_) {
-      return Opened::fail(std::string("opening BPF object wire_sockops: ") + std::strerror(errno));
-    }
-    // One ring buffer and one set of counters for both objects: one reader, one count.
-    bpf_map__reuse_fd(self->sockops_->maps.wire_halves, bpf_map__fd(self->skel_->maps.wire_halves));
-    bpf_map__reuse_fd(self->sockops_->maps.wire_counters, bpf_map__fd(self->skel_->maps.wire_counters));
-    if (int err = wire_sockops__load(self->sockops_)) {
-      return Opened::fail(std::string("loading BPF object wire_sockops: ") + std::strerror(-err));
-    }
     for (const auto& path : options.cgroups) {
       int fd = ::open(path.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
       if (fd < 0) {
-        return Opened::fail("--wire-cgroup " + path + ": " + std::strerror(errno));
+        return Result<WireOpened>::fail("--wire-cgroup " + path + ": " + std::strerror(errno));
       }
-      bpf_link* link = bpf_program__attach_cgroup(self->sockops_->progs.wire_sockops, fd);
+      bpf_link* link = self->programs_.attach_sockops(fd);
       int err = errno;
       ::close(fd);
       if (!link) {
-        return Opened::fail("attaching the sock_ops program to " + path + ": " + std::strerror(err));
+        return Result<WireOpened>::fail("attaching the sock_ops program to " + path + ": " + std::strerror(err));
       }
       self->cgroup_links_.push_back(link);
     }
@@ -81,8 +110,6 @@ Result<std::unique_ptr<WireCapture>> WireCapture::open(const WireOptions& option
       self->rx_stamp_socket_ = -1;  // receives are then stamped by the program (counted)
     }
   }
-  const int ingress_fd = bpf_program__fd(self->skel_->progs.wire_ingress);
-  const int egress_fd = bpf_program__fd(self->skel_->progs.wire_egress);
   for (const auto& iface : interfaces) {
     WireAttachment a;
     a.iface = iface;
@@ -93,15 +120,16 @@ Result<std::unique_ptr<WireCapture>> WireCapture::open(const WireOptions& option
     // Recorded before attaching, so that the destructor undoes whatever part succeeded.
     self->attachments_.push_back(a);
     WireAttachment& slot = self->attachments_.back();
-    const Status attached = attach_wire_filters(slot, ingress_fd, egress_fd, tc_egress);
-    if (!attached) return Opened::fail(attached.error);  // the destructor detaches what was attached
+    const Status attached = attach_wire_filters(slot, self->programs_.ingress_fd(iface.netns_path),
+                                                self->programs_.egress_fd(iface.netns_path), tc_egress);
+    if (!attached) return Result<WireOpened>::fail(attached.error);  // the destructor detaches what was attached
   }
-  self->ring_ =
-      ring_buffer__new(bpf_map__fd(self->skel_->maps.wire_halves), &WireCapture::on_record, self.get(), nullptr);
+  self->ring_ = ring_buffer__new(self->programs_.ring_fd(), &WireCapture::on_record, self.get(), nullptr);
   if (!self->ring_) {
-    return Opened::fail(std::string("creating the wire ring buffer reader: ") + std::strerror(errno));
+    return Result<WireOpened>::fail(std::string("creating the wire ring buffer reader: ") + std::strerror(errno));
   }
-  return Opened::ok(std::move(self));
+  opened.capture = std::move(self);
+  return Result<WireOpened>::ok(std::move(opened));
 }
 
 void WireCapture::detach_all() {
@@ -116,8 +144,7 @@ WireCapture::~WireCapture() {
   if (ring_) ring_buffer__free(ring_);
   for (bpf_link* link : cgroup_links_) bpf_link__destroy(link);
   detach_all();
-  if (sockops_) wire_sockops__destroy(sockops_);
-  if (skel_) wire_tc__destroy(skel_);
+  // programs_ closes the objects after this body.
   if (rx_stamp_socket_ >= 0) ::close(rx_stamp_socket_);  // gives back our net_timestamp reference
 }
 
@@ -136,7 +163,7 @@ bool WireCapture::poll(std::vector<skewscope_wire_event>& out, std::chrono::mill
 WireCounters WireCapture::counters() const {
   WireCounters c;
   c.malformed_records = malformed_.load(std::memory_order_relaxed);
-  PerCpuCounters counters(bpf_map__fd(skel_->maps.wire_counters));
+  PerCpuCounters counters(programs_.counters_fd());
   if (!counters.usable()) return c;
   auto sum = [&](std::uint32_t slot) { return counters.sum(slot); };
   c.emitted = sum(SKEWSCOPE_WIRE_CNT_EMITTED);

@@ -21,11 +21,12 @@
 #include <string>
 #include <vector>
 
+#include "capture/family_status.hpp"
+#include "capture/features.hpp"
+#include "capture/wire_programs.hpp"
 #include "skewscope/abi/wire_event.h"
 #include "skewscope/result.hpp"
 
-struct wire_tc;  // generated skeletons
-struct wire_sockops;
 struct ring_buffer;
 struct bpf_link;
 
@@ -48,11 +49,11 @@ Result<std::vector<WireInterface>> parse_wire_interfaces(const std::vector<std::
 // side. Refuses what is not a cgroup v2 directory, and the root cgroup (the whole host).
 Status check_wire_cgroup(const std::string& path);
 
-// The send side: sock_ops TX timestamping for --wire-cgroup's sockets where the kernel has the
-// callbacks (Linux 6.14), else tc egress on the named interfaces.
+// The send side (features.hpp's wire_send candidates): sock_ops TX timestamping for
+// --wire-cgroup's sockets where the kernel has the callbacks (Linux 6.14) and loads them, else tc
+// egress on the named interfaces.
 inline constexpr const char* kSendPathSockOps = "sock_ops";
 inline constexpr const char* kSendPathTcEgress = "tc_egress";
-bool kernel_has_tx_timestamping_callbacks();
 
 struct WireOptions {
   std::vector<WireInterface> interfaces;
@@ -80,9 +81,22 @@ struct WireAttachment {
   std::uint32_t so_timestamping = 0;  // ethtool's SOF_TIMESTAMPING_* capabilities
 };
 
+class WireCapture;
+// What open() did: the capture (null when no tc variant loads on this kernel: the wire family is
+// then off, and `wire` says why), and which candidate serves each side.
+struct WireOpened {
+  std::unique_ptr<WireCapture> capture;
+  FamilyStatus wire;
+  FamilyStatus send;
+};
+
 class WireCapture {
  public:
-  static Result<std::unique_ptr<WireCapture>> open(const WireOptions& options);
+  // Chooses and loads the tc variant and the send side by the candidate tables, then attaches.
+  // An error only for what the operator can fix (an interface or namespace that is not there, a
+  // foreign filter in our place); a kernel that refuses every candidate is a WireOpened without
+  // capture.
+  static Result<WireOpened> open(const WireOptions& options, const KernelFeatures& features);
   ~WireCapture();
   WireCapture(const WireCapture&) = delete;
   WireCapture& operator=(const WireCapture&) = delete;
@@ -95,14 +109,14 @@ class WireCapture {
   bool rx_timestamps_held() const { return rx_stamp_socket_ >= 0; }
   const std::string& send_path() const { return send_path_; }
   const std::string& send_path_reason() const { return send_path_reason_; }
+  const std::string& variant() const { return programs_.variant(); }
 
  private:
   WireCapture() = default;
   static int on_record(void* ctx, void* data, std::size_t size);
   void detach_all();
 
-  wire_tc* skel_ = nullptr;
-  wire_sockops* sockops_ = nullptr;
+  WirePrograms programs_;
   std::vector<bpf_link*> cgroup_links_;  // links: the kernel detaches them if the agent dies
   std::string send_path_;
   std::string send_path_reason_;

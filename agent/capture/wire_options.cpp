@@ -1,7 +1,6 @@
 // The wire capture's flags and what the kernel offers them: parsing --wire-timestamps, checking
-// --wire-cgroup, and whether sock_ops TX timestamping exists. No BPF object is loaded here, so
+// --wire-cgroup. No BPF object is loaded here, so
 // the agent can refuse bad flags before it changes anything on the system.
-#include <bpf/btf.h>
 #include <linux/magic.h>
 #include <net/if.h>
 #include <sys/stat.h>
@@ -41,14 +40,6 @@ Result<std::vector<WireInterface>> parse_wire_interfaces(const std::vector<std::
     }
   }
   return Result<std::vector<WireInterface>>::ok(std::move(out));
-}
-
-bool kernel_has_tx_timestamping_callbacks() {
-  btf* vmlinux = btf__load_vmlinux_btf();
-  if (!vmlinux) return false;
-  bool found = btf__find_by_name_kind(vmlinux, "bpf_sock_ops_enable_tx_tstamp", BTF_KIND_FUNC) > 0;
-  btf__free(vmlinux);
-  return found;
 }
 
 Status check_wire_cgroup(const std::string& path) {

@@ -92,7 +92,9 @@ bool is_our_program(std::uint32_t prog_id) {
   bpf_prog_info info{};
   std::uint32_t len = sizeof info;
   bool ours = bpf_obj_get_info_by_fd(fd, &info, &len) == 0 &&
-              (std::strcmp(info.name, "wire_ingress") == 0 || std::strcmp(info.name, "wire_egress") == 0);
+              // Either tc variant: wire_ingress/wire_egress, or wire_ingress_ctx/wire_egress_ctx (whose
+              // kernel names are cut to 15 characters).
+              (std::strncmp(info.name, "wire_ingress", 12) == 0 || std::strncmp(info.name, "wire_egress", 11) == 0);
   ::close(fd);
   return ours;
 }

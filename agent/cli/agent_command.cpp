@@ -39,6 +39,19 @@ void add_agent_options(CLI::App& c, AgentOptions& o) {
   c.add_option("--capture-grace", o.capture_grace,
                "after the capture fails, report every pair unknown for this long, then exit 1")
       ->capture_default_str();
+  c.add_option(
+      "--peer-agent", o.peer_agents,
+      "URL of another agent ([https://][user:password@]host:port; repeatable): the live page at / "
+      "shows its pairs beside this agent's, merged as `skewscope status` merges several agents (GET /api/v1/merged)");
+  c.add_option("--policy-file", o.policy_file,
+               "YAML confidence policies (docs/policies.md): the precision each workload needs and what to do when "
+               "it is not met; reloaded on SIGHUP and when the file changes");
+  c.add_option("--tenant", o.tenants,
+               "NAME=DOMAIN_GLOB[,...]: a tenant and its domains; ?tenant=NAME and --tenant-user restrict a view "
+               "to the pairs whose two ends are its domains (docs/tenants.md); repeatable");
+  c.add_option("--tenant-user", o.tenant_users,
+               "USER=TENANT[,...]: this basic-auth user of --web.config.file sees only these tenants (403 for the "
+               "rest); a user bound to none is an operator; repeatable");
   c.add_option("--web.config.file", o.web_config_file,
                "YAML with tls_server_config (cert_file, key_file) and basic_auth_users (bcrypt), as the "
                "Prometheus exporters read it");
@@ -49,6 +62,15 @@ void add_agent_options(CLI::App& c, AgentOptions& o) {
   c.add_option("--exchange-group", o.exchange_group, "consumer group of the agents")->capture_default_str();
   c.add_option("--exchange-sample", o.exchange_sample, "1/N: ship 1 connection in N, by canonical 4-tuple hash")
       ->capture_default_str();
+  c.add_option("--exchange-key-file", o.exchange_key_files,
+               "HMAC key (hex, mode 0600) or a directory of them: records are signed with the first and "
+               "accepted with any; re-read every 2 s; repeatable");
+  c.add_option("--exchange-domains-per-agent", o.exchange_domains_per_agent,
+               "domain names one other agent may speak for on the exchange (more: its records are refused)")
+      ->check(CLI::Range(std::size_t{1}, std::size_t{1024}))
+      ->capture_default_str();
+  c.add_flag("--exchange-insecure", o.exchange_insecure,
+             "run the exchange without keys: anyone who can write to the topic can speak for the agents");
   c.add_option("--payload-bytes", o.payload_bytes,
                "copy up to N bytes of each send/receive on Kafka and ZMTP sockets for message-level spans "
                "(0: off, at most 8192)")
@@ -69,7 +91,25 @@ void add_agent_options(CLI::App& c, AgentOptions& o) {
   c.add_flag("--wire-ack-samples", o.wire_ack_samples,
              "with --wire-timestamps: pair pure TCP ACKs too (by ack number), so even a one-way flow bounds the "
              "clock offset from both sides");
+  c.add_option("--nat-conntrack", o.nat_conntrack,
+               "pair through NAT: read the conntrack entries of these network namespaces (self: the agent's, "
+               "domains: every --domain netns:PATH, or a namespace path such as a router's), comma-separated; "
+               "repeatable")
+      ->delimiter(',');
   c.add_flag("--rdma", o.rdma, "capture RDMA verbs (RC SEND/RECV) with uprobes in libibverbs and its providers");
+  c.add_option("--otlp-endpoint", o.otlp_endpoint,
+               "http[s]://HOST:PORT[/BASE]: export every paired span as an OTLP span to BASE/v1/traces "
+               "(default: OTEL_EXPORTER_OTLP_TRACES_ENDPOINT or OTEL_EXPORTER_OTLP_ENDPOINT; none: off)");
+  c.add_option("--otlp-sample", o.otlp_sample,
+               "1/N: export the spans of one connection in N (negative spans and at-risk pairs always; default 1/1)");
+  c.add_option("--otlp-compression", o.otlp_compression,
+               "gzip or none (default: OTEL_EXPORTER_OTLP_COMPRESSION, else none)");
+  c.add_option("--otlp-ca-file", o.otlp_ca_file, "CA certificates (PEM) that sign an https endpoint's certificate");
+  c.add_option("--otlp-timeout", o.otlp_timeout,
+               "timeout of one export request (default: OTEL_EXPORTER_OTLP_TIMEOUT, else 10s)");
+  c.add_flag("--otlp-metrics", o.otlp_metrics,
+             "also export each pair's health, state, offset, bound and delta_t_min as OTLP gauges to BASE/v1/metrics "
+             "(or OTEL_EXPORTER_OTLP_METRICS_ENDPOINT), every OTEL_METRIC_EXPORT_INTERVAL ms (default 60000)");
 }
 
 }  // namespace skewscope

@@ -34,6 +34,9 @@ struct AgentOptions {
   std::string exchange_topic = "skewscope.halves.v1";
   std::string exchange_group = "skewscope";
   std::string exchange_sample = "1/1";
+  std::vector<std::string> exchange_key_files;  // signing and verifying keys (docs/security.md)
+  bool exchange_insecure = false;               // no keys: nothing signed or verified
+  std::size_t exchange_domains_per_agent = 64;  // domain names one agent may speak for
   // Payload capture for message-level spans (Kafka batches, ZMTP messages); 0 bytes: off.
   std::uint32_t payload_bytes = 0;
   std::vector<std::string> payload_ports;    // kafka=PORT, zmtp=PORT
@@ -42,7 +45,19 @@ struct AgentOptions {
   std::vector<std::string> wire_timestamps;  // IFACE[@NETNS_PATH],...: wire-level stamps; empty: off
   std::vector<std::string> wire_cgroups;     // sock_ops send side for these cgroups' sockets
   bool wire_ack_samples = false;             // pure ACKs as reverse one-way samples
+  std::vector<std::string> nat_conntrack;    // self, domains or NETNS_PATH: read these namespaces' NAT; empty: off
   bool rdma = false;                         // RDMA verbs halves from uprobes in libibverbs and its providers
+  std::string policy_file;                   // confidence policies (docs/policies.md); empty: none
+  std::vector<std::string> tenants;          // NAME=DOMAIN_GLOB,...: tenants (docs/tenants.md)
+  std::vector<std::string> tenant_users;     // USER=TENANT,...: basic-auth users bound to tenants
+  // OTLP/HTTP trace export (docs/otlp.md); empty endpoint: the OTEL_EXPORTER_OTLP_* environment, else off.
+  std::string otlp_endpoint;
+  std::string otlp_sample;
+  std::string otlp_compression;
+  std::string otlp_ca_file;
+  std::string otlp_timeout;
+  bool otlp_metrics = false;             // --otlp-metrics
+  std::vector<std::string> peer_agents;  // --peer-agent URL...: the live page's merged view
 };
 
 void add_agent_options(CLI::App& command, AgentOptions& options);

@@ -4,9 +4,11 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <string>
 
 #include "cli/option_checks.hpp"
+#include "cli/tenant_options.hpp"
 #include "domains/duration.hpp"
 #include "skewscope/abi/payload_event.h"
 
@@ -51,6 +53,8 @@ Status plan_exchange(const AgentOptions& o, const std::vector<DomainSpec>& specs
                      AgentPlan& plan) {
   if (o.exchange.empty()) {
     if (!o.exchange_config.empty()) return Status::fail("--exchange-config needs --exchange");
+    if (!o.exchange_key_files.empty() || o.exchange_insecure)
+      return Status::fail("--exchange-key-file and --exchange-insecure need --exchange");
     return Status::ok();
   }
   auto parsed = exchange::parse_exchange_settings(o.exchange, o.exchange_config, o.exchange_topic, o.exchange_group,
@@ -58,6 +62,9 @@ Status plan_exchange(const AgentOptions& o, const std::vector<DomainSpec>& specs
   if (!parsed) return Status::fail(parsed.error);
   exchange::ExchangeSettings settings = std::move(*parsed);
   settings.host_name = host;
+  settings.domains_per_signer = o.exchange_domains_per_agent;
+  if (Status trust = exchange::apply_trust_options(settings, o.exchange_key_files, o.exchange_insecure); !trust)
+    return trust;
   bool host_netns = !o.only_domains;
   for (const auto& spec : specs) {
     if (spec.kind == DomainSpec::Kind::netns) {
@@ -68,6 +75,30 @@ Status plan_exchange(const AgentOptions& o, const std::vector<DomainSpec>& specs
   }
   if (host_netns) settings.netns_paths.push_back("");
   plan.exchange = std::move(settings);
+  return Status::ok();
+}
+
+// --nat-conntrack: `self`, `domains` (the namespace of every netns domain) or an absolute path;
+// each namespace once.
+Status plan_nat(const AgentOptions& o, const std::vector<DomainSpec>& specs, AgentPlan& plan) {
+  auto add = [&plan](const std::string& path) {
+    if (std::find(plan.nat_namespaces.begin(), plan.nat_namespaces.end(), path) == plan.nat_namespaces.end())
+      plan.nat_namespaces.push_back(path);
+  };
+  for (const auto& item : o.nat_conntrack) {
+    if (item == "self") {
+      add(item);
+    } else if (item == "domains") {
+      bool any = false;
+      for (const auto& spec : specs)
+        if (spec.kind == DomainSpec::Kind::netns) add(spec.path), any = true;
+      if (!any) return Status::fail("--nat-conntrack domains: no --domain NAME=netns:PATH is declared");
+    } else if (!item.empty() && item.front() == '/') {
+      add(item);
+    } else {
+      return Status::fail("--nat-conntrack '" + item + "' must be self, domains or an absolute namespace path");
+    }
+  }
   return Status::ok();
 }
 
@@ -128,6 +159,15 @@ Status plan_agent(const AgentOptions& o, AgentPlan& plan) {
   if (o.wire_ack_samples && plan.wire.interfaces.empty())
     return Status::fail("--wire-ack-samples needs --wire-timestamps (ACKs are stamped on the named interfaces)");
   plan.wire.ack_samples = o.wire_ack_samples;
+  if (Status nat = plan_nat(o, specs, plan); !nat) return nat;
+  auto otlp = otlp::plan_otlp(
+      {o.otlp_endpoint, o.otlp_sample, o.otlp_compression, o.otlp_ca_file, o.otlp_timeout, o.otlp_metrics},
+      otlp::process_environment(), host);
+  if (!otlp) return Status::fail(otlp.error);
+  plan.otlp = std::move(*otlp);
+  auto tenants = plan_tenants(o.tenants);
+  if (!tenants) return Status::fail(tenants.error);
+  plan.tenants = std::move(*tenants);
   return plan_exchange(o, specs, host, plan);
 }
 

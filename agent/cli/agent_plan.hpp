@@ -14,7 +14,9 @@
 #include "core/agent_core.hpp"
 #include "domains/domain_registry.hpp"
 #include "domains/domain_spec.hpp"
+#include "domains/tenant_map.hpp"
 #include "exchange/exchange_settings.hpp"
+#include "otlp/otlp_settings.hpp"
 #include "skewscope/result.hpp"
 
 namespace skewscope {
@@ -27,7 +29,10 @@ struct AgentPlan {
   std::int64_t capture_grace_ns = 10'000'000'000;
   std::optional<exchange::ExchangeSettings> exchange;
   PayloadSettings payload;
-  WireOptions wire;  // --wire-timestamps, --wire-cgroup
+  WireOptions wire;                         // --wire-timestamps, --wire-cgroup
+  std::vector<std::string> nat_namespaces;  // --nat-conntrack, resolved: "self" or a path; empty: off
+  std::optional<otlp::OtlpSettings> otlp;   // --otlp-endpoint or the OTEL_EXPORTER_OTLP_* environment
+  TenantMap tenants;                        // --tenant (or the policy file's tenants:); empty: none
 };
 
 // Fills `plan` from `options`; the error names the option at fault.

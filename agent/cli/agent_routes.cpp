@@ -15,7 +15,7 @@ HttpReply error_reply(int status, const std::string& message) {
 
 }  // namespace
 
-void add_analysis_routes(HttpApi& api, AgentCore& core, std::mutex& core_lock, bool spans_enabled) {
+void add_analysis_routes(HttpApi& api, AgentCore& core, std::mutex& core_lock, bool spans_enabled, SpanTrust trusted) {
   api.add_route("/api/v1/whatif", [&](const HttpApi::Query& q) {
     auto it = q.find("clock_error");
     if (it == q.end()) return error_reply(400, "missing clock_error, e.g. ?clock_error=gaussian:1ms");
@@ -37,7 +37,8 @@ void add_analysis_routes(HttpApi& api, AgentCore& core, std::mutex& core_lock, b
     });
     return;
   }
-  api.add_route("/api/v1/spans", [&](const HttpApi::Query& q) {
+  // In a tenant's view (docs/tenants.md): the newest spans whose two ends are the tenant's.
+  api.add_tenant_route("/api/v1/spans", [&, trusted](const HttpApi::Query& q) {
     std::size_t limit = 100;
     if (auto it = q.find("limit"); it != q.end()) {
       auto [end, ec] = std::from_chars(it->second.data(), it->second.data() + it->second.size(), limit);
@@ -45,11 +46,20 @@ void add_analysis_routes(HttpApi& api, AgentCore& core, std::mutex& core_lock, b
           limit > AgentCore::kRecentSpans)
         return error_reply(400, "limit must be 1-" + std::to_string(AgentCore::kRecentSpans));
     }
+    const auto tenant = q.find("tenant");
+    auto shown = [&](const Span& span) {
+      return tenant == q.end() || (api.tenants().contains(tenant->second, core.domains().name(span.src)) &&
+                                   api.tenants().contains(tenant->second, core.domains().name(span.dst)));
+    };
     std::lock_guard guard(core_lock);
     nlohmann::json spans = nlohmann::json::array();
     const auto& recent = core.recent_spans();
-    for (std::size_t i = recent.size() > limit ? recent.size() - limit : 0; i < recent.size(); ++i) {
+    std::size_t first = recent.size();  // the oldest of the newest `limit` spans shown
+    for (std::size_t taken = 0; first > 0 && taken < limit;)
+      if (shown(recent[--first].span)) ++taken;
+    for (std::size_t i = first; i < recent.size(); ++i) {
       const Span& span = recent[i].span;
+      if (!shown(span)) continue;
       nlohmann::json entry = {{"src", core.domains().name(span.src)},
                               {"dst", core.domains().name(span.dst)},
                               {"transport", transport_name(span.transport)},
@@ -57,6 +67,10 @@ void add_analysis_routes(HttpApi& api, AgentCore& core, std::mutex& core_lock, b
                               {"span_seconds", static_cast<double>(span.span_ns()) * 1e-9}};
       // A Kafka batch's topic: here only, never a metric label (topics are not bounded).
       if (span.transport == Transport::kafka) entry["topic"] = recent[i].topic;
+      // The policies' degraded mode: a consumer (the OTLP export) reads this before trusting the order.
+      if (trusted)
+        if (auto t = trusted(entry["src"].get<std::string>(), entry["dst"].get<std::string>(), span.transport))
+          entry["trusted"] = *t;
       // Raw timestamps always; a correction only as extra, flagged fields (see estimate/correct.hpp).
       if (auto e = core.estimator().estimate(span.src, span.dst)) {
         entry.update(estimate::to_json(estimate::correct_span(span, *e, estimate::kMaxExportedCorrectionNs)));

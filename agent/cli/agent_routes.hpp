@@ -4,13 +4,21 @@
 //                                    only with spans_enabled (--enable-spans-api), else 404
 #pragma once
 
+#include <functional>
 #include <mutex>
+#include <optional>
+#include <string>
 
 #include "api/http_api.hpp"
 #include "core/agent_core.hpp"
 
 namespace skewscope {
 
-void add_analysis_routes(HttpApi& api, AgentCore& core, std::mutex& core_lock, bool spans_enabled);
+// Whether the spans of a pair may be trusted (--policy-file: false while a policy covering the pair
+// is not met); nullopt: no policy says, and the span carries no `trusted` field.
+using SpanTrust = std::function<std::optional<bool>(const std::string& src, const std::string& dst, Transport)>;
+
+void add_analysis_routes(HttpApi& api, AgentCore& core, std::mutex& core_lock, bool spans_enabled,
+                         SpanTrust trusted = {});
 
 }  // namespace skewscope

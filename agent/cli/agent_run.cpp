@@ -12,6 +12,8 @@
 
 #include "api/control_socket.hpp"
 #include "api/http_api.hpp"
+#include "api/status_json.hpp"
+#include "capture/features.hpp"
 #include "capture/payload_reader.hpp"
 #include "capture/rdma_capture.hpp"
 #include "capture/tcp_syscall_capture.hpp"
@@ -22,11 +24,17 @@
 #include "cli/agent_routes.hpp"
 #include "cli/agent_shutdown.hpp"
 #include "cli/capture_loop.hpp"
+#include "cli/otlp_feed.hpp"
 #include "cli/payload_loop.hpp"
+#include "cli/peer_agents.hpp"
+#include "cli/policy_runtime.hpp"
+#include "cli/policy_webhooks.hpp"
 #include "cli/rdma_loop.hpp"
+#include "cli/tenant_options.hpp"
 #include "cli/wire_runtime.hpp"
 #include "clocks/clock_monitor.hpp"
 #include "core/agent_core.hpp"
+#include "core/report_diagnosis.hpp"
 #include "domains/duration.hpp"
 #include "exchange/kafka_exchange.hpp"
 #include "skewscope/version.hpp"
@@ -59,6 +67,16 @@ int run_agent(const AgentOptions& options) {
   // (librdkafka and the HTTP server start their own), since every thread inherits the mask and a
   // thread that did not block them would take the default action: exit without detaching first.
   const sigset_t stop_signals = block_stop_signals();
+  // --policy-file: SIGHUP reloads it, taken by the policy thread; a bad file fails the start.
+  const sigset_t reload_signal = options.policy_file.empty() ? sigset_t{} : block_reload_signal();
+  std::unique_ptr<PolicyRuntime> policies;
+  if (!options.policy_file.empty()) {
+    auto loaded = PolicyRuntime::load(
+        options.policy_file, [](const std::string& line) { std::cerr << "skewscope agent: " << line << std::endl; },
+        plan.tenants);
+    if (!loaded) return usage_error("--policy-file " + loaded.error);
+    policies = std::move(*loaded);
+  }
 
   if (Status tracefs = ensure_tracefs(); !tracefs) return runtime_error("tracefs: " + tracefs.error);
 
@@ -70,6 +88,7 @@ int run_agent(const AgentOptions& options) {
   core.clock_mapping().sample_now();
   std::unique_ptr<exchange::KafkaExchange> kafka;
   if (plan.exchange) {
+    plan.exchange->tenants = policies ? policies->tenants() : plan.tenants;  // docs/tenants.md
     core.enable_exchange(exchange::CoreExchangeConfig{plan.exchange->sample_one_in});
     auto created = exchange::KafkaExchange::create(*plan.exchange, core, core_lock);
     if (!created) return usage_error("--exchange: " + created.error);
@@ -81,32 +100,110 @@ int run_agent(const AgentOptions& options) {
   clock_config.max_drift_ppm = options.max_drift_ppm;
   clocks::ClockMonitor clock_monitor(clock_config);
 
+  // Which capture families run, with which candidate, or why not: written here before the
+  // threads start, read by the HTTP thread's reports (no lock needed: never written after).
+  FamilyStatuses families{};
+  auto log_line = [](const std::string& line) { std::cerr << "skewscope agent: " << line << std::endl; };
+  // An optional family that does not run is said in the log, the status and /metrics.
+  auto set_family = [&](CaptureFamily f, FamilyStatus status) {
+    if (!status.up)
+      log_line(std::string("capture family ") + family_name(f) + " is off (" + family_reason_name(status.reason) +
+               "): " + status.detail);
+    status_of(families, f) = std::move(status);
+  };
+  auto family_off = [&](CaptureFamily f, FamilyReason reason, const std::string& detail) {
+    set_family(f, {false, reason, "", detail});
+  };
   // The HTTP thread reads only the core (the source's counters are copied into it by the capture
   // thread), so the capture can be destroyed while the server still answers.
   std::unique_ptr<TcpSyscallCapture> capture;
   std::unique_ptr<WireRuntime> wire;  // --wire-timestamps
-  HttpApi api(
-      [&] {
-        clocks::ClockSnapshot clock_snapshot = clock_monitor.snapshot();
-        std::lock_guard guard(core_lock);
-        const std::int64_t now = monotonic_now_ns();
-        AgentReport report = core.report(now);
-        if (wire) wire->fill(report, now);
-        report.clocks = std::move(clock_snapshot);
-        if (kafka && report.exchange) kafka->fill(*report.exchange);
-        return report;
-      },
-      kVersion);
-  add_analysis_routes(api, core, core_lock, options.enable_spans_api);
+  // --otlp-endpoint: created before the server, whose reports read its counters.
+  std::unique_ptr<otlp::OtlpExporter> otlp_exporter;
+  if (plan.otlp) {
+    auto created = otlp::OtlpExporter::create(*plan.otlp, kVersion);
+    if (!created) return usage_error("--otlp-endpoint: " + created.error);
+    otlp_exporter = std::move(*created);
+  }
+  auto take_report = [&] {
+    clocks::ClockSnapshot clock_snapshot = clock_monitor.snapshot();
+    std::lock_guard guard(core_lock);
+    const std::int64_t now = monotonic_now_ns();
+    AgentReport report = core.report(now);
+    if (wire) wire->fill(report, now);
+    report.capture_families = families;
+    report.clocks = std::move(clock_snapshot);
+    add_diagnosis(report, core.diagnosis_history(), now);
+    if (kafka && report.exchange) kafka->fill(*report.exchange);
+    if (otlp_exporter) report.otlp = otlp_exporter->report();
+    return report;
+  };
+  HttpApi api(take_report, kVersion);
+  SpanTrust span_trust;
+  std::unique_ptr<PolicyWebhooks> webhooks;
+  add_policy_routes(api, policies.get());
+  if (policies) {
+    span_trust = [&policies](const std::string& src, const std::string& dst, Transport t) {
+      return policies->trusted(src, dst, t);
+    };
+    // Made once the port is bound (below, before the server starts): the alerts link to it.
+    api.add_metrics([&webhooks](std::string& out) {
+      if (webhooks) webhooks->append_metrics(out);
+    });
+  }
+  add_analysis_routes(api, core, core_lock, options.enable_spans_api, span_trust);
+  // --peer-agent: the live page's merged view of several agents (docs/live-page.md).
+  std::unique_ptr<PeerAgents> peers;
+  if (!options.peer_agents.empty()) {
+    auto made = PeerAgents::create(options.peer_agents);
+    if (!made) return usage_error(made.error);
+    peers = std::move(*made);
+    add_peer_routes(
+        api, *peers, [&take_report] { return status_json(take_report()); },
+        [&api, &plan] { return plan.listen.host + ":" + std::to_string(api.port()); });
+  }
   if (Status web = api.use_web_config_file(options.web_config_file); !web) return usage_error(web.error);
+  // The tenants: --tenant's, or the policy file's tenants: section (one of the two; docs/tenants.md).
+  auto tenant_access = plan_tenant_access(policies ? policies->tenants() : std::move(plan.tenants),
+                                          options.tenant_users, api.basic_auth_users());
+  if (!tenant_access) return usage_error(tenant_access.error);
+  api.use_tenants(std::move(*tenant_access));
   if (Status bound = api.bind(plan.listen.host, plan.listen.port); !bound) return runtime_error(bound.error);
   ControlSocket control([&](const std::string& line) { return handle_control(line, core, core_lock); });
   if (Status bound = control.bind(options.control_socket); !bound) return runtime_error(bound.error);
 
-  auto choices = choose_hooks(probe_kernel_features(), tcp_hook_candidates(), plan.payload.max_bytes > 0);
-  auto opened = TcpSyscallCapture::open(choices, plan.payload);
-  if (!opened) return runtime_error(opened.error);
+  // Before the programs load: a namespace that cannot be read fails the start without attaching,
+  // and the dump it asks for is under way while they load.
+  std::unique_ptr<translate::ConntrackWatch> conntrack;
+  if (!plan.nat_namespaces.empty()) {
+    auto watch = translate::ConntrackWatch::open(plan.nat_namespaces);
+    if (!watch) return runtime_error("--nat-conntrack: " + watch.error);
+    conntrack = std::move(*watch);
+    core.enable_nat(translate::NatLimits{});
+  }
+
+  auto probed = probe_kernel_features();
+  if (!probed) return usage_error(probed.error);
+  const KernelFeatures& features = *probed;
+  for (const auto& note : features.notes)
+    if (note.find(kHideFeaturesEnv) != std::string::npos) log_line("kernel feature " + note);
+  // TCP is mandatory; payload capture rides on its syscall programs: if no variant that can copy
+  // payloads loads, the agent runs without them (the family off, with the reason).
+  auto opened = TcpSyscallCapture::open_best(features, plan.payload);
+  if (!opened && plan.payload.max_bytes > 0) {
+    family_off(CaptureFamily::payload, opened.error.reason, opened.error.message);
+    plan.payload.max_bytes = 0;
+    opened = TcpSyscallCapture::open_best(features, plan.payload);
+  }
+  if (!opened) return runtime_error(opened.error.message);
   capture = std::move(*opened);
+  {
+    std::string detail = "variant " + capture->variant();
+    for (const auto& [variant, why] : capture->refused()) detail += "; " + variant + " refused at load: " + why;
+    set_family(CaptureFamily::tcp, {true, FamilyReason::running, capture->variant(), detail});
+    if (plan.payload.max_bytes > 0)
+      set_family(CaptureFamily::payload, {true, FamilyReason::running, capture->variant(), detail});
+  }
   std::unique_ptr<PayloadRingReader> payload_reader;
   if (plan.payload.max_bytes > 0) {
     auto reader = PayloadRingReader::open(capture->payload_ring_fd(), capture->payload_counters_fd());
@@ -122,22 +219,29 @@ int run_agent(const AgentOptions& options) {
                                   core.estimator().config(),
                                   static_cast<std::uint16_t>(api.port()),
                                   own_netns_inode()};
-    auto started = WireRuntime::start(std::move(wire_config), core, core_lock);
+    auto started = WireRuntime::start(std::move(wire_config), core, core_lock, features);
     if (!started) return runtime_error("--wire-timestamps: " + started.error);
-    wire = std::move(*started);
+    wire = std::move(started->runtime);
+    set_family(CaptureFamily::wire, started->wire);
+    set_family(CaptureFamily::wire_send, started->send);
   }
   std::unique_ptr<RdmaCapture> rdma;
   if (options.rdma) {
-    auto opened_rdma =
-        RdmaCapture::open([](const std::string& line) { std::cerr << "skewscope agent: " << line << std::endl; });
-    if (!opened_rdma) return runtime_error("--rdma: " + opened_rdma.error);
-    rdma = std::move(*opened_rdma);
+    LoadableCandidate chosen = choose_loadable_candidate(features, rdma_candidates(), {}, [&](const FamilyCandidate&) {
+      auto opened_rdma =
+          RdmaCapture::open([](const std::string& line) { std::cerr << "skewscope agent: " << line << std::endl; });
+      if (!opened_rdma) return Status::fail(opened_rdma.error);
+      rdma = std::move(*opened_rdma);
+      return Status::ok();
+    });
+    set_family(CaptureFamily::rdma, chosen.status);
   }
 
   std::atomic<bool> stopping{false};
   std::atomic<bool> capture_failed{false};
   std::thread capture_thread([&] {
-    CaptureLoopEnd end = run_capture_loop(*capture, core, core_lock, stopping, TcpSyscallCapture::kMaxBatch);
+    CaptureLoopEnd end =
+        run_capture_loop(*capture, core, core_lock, stopping, TcpSyscallCapture::kMaxBatch, conntrack.get());
     if (!end.failed) return;
     std::cerr << "skewscope agent: capture failed: " << end.error << "; every pair is now unknown; exiting in "
               << format_duration_ns(plan.capture_grace_ns) << std::endl;
@@ -145,7 +249,7 @@ int run_agent(const AgentOptions& options) {
   });
   std::thread payload_thread([&] {
     if (!payload_reader) return;
-    std::string error = run_payload_loop(*payload_reader, core, core_lock, stopping);
+    std::string error = run_payload_loop(*payload_reader, core, core_lock, stopping, conntrack.get());
     if (!error.empty()) std::cerr << "skewscope agent: payload capture stopped: " << error << std::endl;
   });
   std::thread rdma_thread([&] {
@@ -155,6 +259,13 @@ int run_agent(const AgentOptions& options) {
     std::cerr << "skewscope agent: RDMA capture failed: " << error << "; exiting in "
               << format_duration_ns(plan.capture_grace_ns) << std::endl;
     capture_failed = true;
+  });
+  // The OTLP feed reads the core's new spans under the lock and hands them to the exporter, whose
+  // own thread does the I/O: a slow or dead receiver costs the capture nothing.
+  std::thread otlp_thread([&] {
+    if (!otlp_exporter) return;
+    otlp_exporter->start();
+    run_otlp_loop(core, core_lock, *otlp_exporter, stopping, span_trust, take_report);
   });
   // The clock sources are polled on their own thread: a ptp4l that does not answer costs that
   // thread its reply timeout, never the capture.
@@ -172,12 +283,35 @@ int run_agent(const AgentOptions& options) {
       for (int i = 0; i < 10 && !stopping; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(100));
     }
   });
-  if (kafka) kafka->start();  // reads this agent's addresses before returning
+  if (kafka) {
+    // Said at every start: an unsigned exchange lets anyone with write access to the topic
+    // forge spans (docs/security.md); skewscope_exchange_insecure says it too.
+    if (plan.exchange->insecure) {
+      log_line(
+          "WARNING: the exchange is INSECURE (--exchange-insecure): records are neither signed nor verified; "
+          "anyone who can write to topic " +
+          plan.exchange->topic + " can forge halves and domains");
+    } else {
+      const auto& key = plan.exchange->keys->keys.front();
+      log_line("exchange records signed with key " + exchange::key_id_hex(key.id) + " (" + key.source + "), " +
+               std::to_string(plan.exchange->keys->keys.size()) + " key(s) accepted");
+    }
+    kafka->start();  // reads this agent's addresses before returning
+  }
+  if (policies) {
+    const std::string& host = core.domains().name(0);
+    webhooks = std::make_unique<PolicyWebhooks>(
+        host, "http://" + host + ":" + std::to_string(api.port()) + "/api/v1/policies");
+    webhooks->start();
+    policies->start(take_report, reload_signal, webhooks.get());
+  }
+  if (peers) peers->start();
   api.start();
   control.start();
   std::cout << "skewscope agent " << kVersion << ": listening on " << plan.listen.host << ":" << api.port()
             << ", control socket " << options.control_socket << ", " << capture->attached().size()
-            << " programs attached, " << core.domains().size() << " domains" << std::endl;
+            << " programs attached (variant " << capture->variant() << "), " << core.domains().size() << " domains"
+            << std::endl;
   if (wire)
     std::cout << "skewscope agent: wire timestamps on " << wire->capture().attachments().size()
               << " interfaces, send side " << wire->capture().send_path() << " (" << wire->capture().send_path_reason()
@@ -198,10 +332,14 @@ int run_agent(const AgentOptions& options) {
   std::atomic<bool> torn_down{false};
   std::thread teardown([&] {
     stopping = true;
+    if (policies) policies->stop();          // at most one evaluation: it takes reports from the core
+    if (webhooks) webhooks->request_stop();  // a POST in flight ends while the BPF programs detach
     capture_thread.join();
     payload_thread.join();
     payload_reader.reset();
     rdma_thread.join();
+    otlp_thread.join();
+    if (otlp_exporter) otlp_exporter->stop();
     const std::int64_t detach_start = monotonic_now_ns();
     capture.reset();
     if (wire) wire->stop();
@@ -209,7 +347,9 @@ int run_agent(const AgentOptions& options) {
     if (kafka) kafka->stop();
     std::cerr << "skewscope agent: BPF programs detached in "
               << format_duration_ns((monotonic_now_ns() - detach_start) / 1'000'000 * 1'000'000) << std::endl;
+    if (webhooks) webhooks->stop();
     api.stop();
+    if (peers) peers->stop();
     control.stop();
     clock_thread.join();
     torn_down = true;

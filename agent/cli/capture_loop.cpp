@@ -7,7 +7,8 @@
 namespace skewscope {
 
 CaptureLoopEnd run_capture_loop(EventSource& source, AgentCore& core, std::mutex& core_lock,
-                                const std::atomic<bool>& stopping, std::size_t max_batch) {
+                                const std::atomic<bool>& stopping, std::size_t max_batch,
+                                translate::ConntrackWatch* conntrack) {
   std::vector<skewscope_half_event> batch;
   std::int64_t last_tick = 0;
   bool behind = false;
@@ -31,6 +32,7 @@ CaptureLoopEnd run_capture_loop(EventSource& source, AgentCore& core, std::mutex
     const SourceCounters counters = source.counters();
     const std::int64_t now = monotonic_now_ns();
     std::lock_guard guard(core_lock);
+    if (conntrack) feed_conntrack(*conntrack, core, now);
     if (now - last_tick >= 100'000'000) {
       core.clock_mapping().sample_now();
       core.tick(now);
@@ -40,6 +42,13 @@ CaptureLoopEnd run_capture_loop(EventSource& source, AgentCore& core, std::mutex
     core.observe_source(now, counters);
   }
   return {};
+}
+
+void feed_conntrack(translate::ConntrackWatch& conntrack, AgentCore& core, std::int64_t now_ns) {
+  thread_local std::vector<translate::ConntrackEntry> entries;  // reused: no allocation per pass
+  entries.clear();
+  conntrack.drain(entries);
+  core.observe_conntrack(entries, now_ns, conntrack.report());
 }
 
 }  // namespace skewscope

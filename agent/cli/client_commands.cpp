@@ -1,20 +1,19 @@
 #include "cli/client_commands.hpp"
+#include "cli/agent_client.hpp"
+#include "cli/explain_merged_status.hpp"
 #include "cli/status_merge.hpp"
 #include "cli/status_table.hpp"
-#include "cli/wire_doctor.hpp"
 
-#include <httplib.h>
 #include <unistd.h>
 
 #include <chrono>
 #include <cstdio>
+#include <functional>
 #include <future>
 #include <iostream>
 #include <thread>
 
 #include "api/control_socket.hpp"
-#include "capture/features.hpp"
-#include "capture/tracefs.hpp"
 #include "clocks/clock_monitor.hpp"
 #include "domains/domain_spec.hpp"
 #include "domains/duration.hpp"
@@ -28,34 +27,50 @@ struct Fetched {
   std::string error;
 };
 
-Fetched fetch_status(const std::string& url) {
-  httplib::Client client(url);
-  if (!client.is_valid()) return {std::nullopt, "invalid agent URL '" + url + "'"};
-  client.set_connection_timeout(2);
-  client.set_read_timeout(5);
-  auto res = client.Get("/api/v1/status");
-  if (!res) return {std::nullopt, "cannot reach the agent at " + url + ": " + httplib::to_string(res.error())};
-  if (res->status != 200) return {std::nullopt, "agent at " + url + " answered HTTP " + std::to_string(res->status)};
-  auto parsed = nlohmann::json::parse(res->body, nullptr, false);
-  if (parsed.is_discarded() || !parsed.is_object()) return {std::nullopt, "agent at " + url + " sent invalid JSON"};
+Fetched fetch_status(AgentClient& agent) {
+  auto body = agent.get("/api/v1/status", {}, 5);
+  if (!body) return {std::nullopt, body.error.message};
+  auto parsed = nlohmann::json::parse(*body, nullptr, false);
+  if (parsed.is_discarded() || !parsed.is_object())
+    return {std::nullopt, "agent at " + agent.url() + " sent invalid JSON"};
   return {parsed, {}};
 }
 
-// All agents at once, so one slow or dead agent costs one timeout, not one per agent.
-nlohmann::json fetch_merged(const std::vector<std::string>& urls) {
-  std::vector<std::future<Fetched>> pending;
-  for (const auto& url : urls) pending.push_back(std::async(std::launch::async, fetch_status, url));
-  std::vector<AgentStatus> statuses;
-  for (std::size_t i = 0; i < urls.size(); ++i) {
-    Fetched f = pending[i].get();
-    statuses.push_back({urls[i], std::move(f.status), std::move(f.error)});
+// One configured client per --agent, or nullopt after saying which flag or URL is wrong (usage).
+std::optional<std::vector<std::unique_ptr<AgentClient>>> make_clients(const char* command,
+                                                                      const std::vector<std::string>& urls,
+                                                                      const AgentConnectionOptions& connection) {
+  std::vector<std::unique_ptr<AgentClient>> clients;
+  for (const auto& url : urls) {
+    auto client = AgentClient::create(url, connection);
+    if (!client) {
+      std::cerr << "skewscope " << command << ": " << client.error << "\n";
+      return std::nullopt;
+    }
+    clients.push_back(std::move(*client));
   }
-  return merge_statuses(statuses);
+  return clients;
+}
+
+// All agents at once, so one slow or dead agent costs one timeout, not one per agent.
+nlohmann::json fetch_merged(const std::vector<std::unique_ptr<AgentClient>>& agents) {
+  std::vector<std::future<Fetched>> pending;
+  for (const auto& agent : agents) pending.push_back(std::async(std::launch::async, fetch_status, std::ref(*agent)));
+  std::vector<AgentStatus> statuses;
+  for (std::size_t i = 0; i < agents.size(); ++i) {
+    Fetched f = pending[i].get();
+    statuses.push_back({agents[i]->url(), std::move(f.status), std::move(f.error)});
+  }
+  nlohmann::json merged = merge_statuses(statuses);
+  add_merged_diagnosis(merged, statuses);  // triangulated again over every agent's pairs
+  return merged;
 }
 
 std::string render_merged(nlohmann::json merged) {
   if (merged["window_seconds"].is_null()) merged.erase("window_seconds");  // agents disagree: "?"
-  return render_status_table(merged) + render_agents_section(merged);
+  nlohmann::json table = merged;
+  table.erase("health_reason");  // the agents section says it, with each agent's part
+  return render_status_table(table) + render_agents_section(merged);
 }
 
 std::optional<std::int64_t> parse_interval(const std::string& text) {
@@ -81,8 +96,10 @@ std::optional<std::int64_t> top_interval(const std::string& interval_text, int c
 
 }  // namespace
 
-int run_status(const std::string& url, bool json) {
-  Fetched f = fetch_status(url);
+int run_status(const std::string& url, const AgentConnectionOptions& connection, bool json) {
+  auto agent = make_clients("status", {url}, connection);
+  if (!agent) return 2;
+  Fetched f = fetch_status(*agent->front());
   if (!f.status) {
     std::cerr << "skewscope status: " << f.error << "\n";
     return 3;
@@ -92,19 +109,22 @@ int run_status(const std::string& url, bool json) {
   } else {
     std::cout << render_status_table(*f.status);
   }
-  // Health null: the agent cannot know (capture down, or halves lost in the window): not healthy.
-  const nlohmann::json health = f.status->value("health", nlohmann::json());
-  return health.is_number() && health == 1 ? 0 : 1;
+  // Not healthy unless every pair is vouched for: health null (capture down, halves lost or
+  // unpaired, no span in a pair's window) exits 1 like a violation.
+  return status_exit_code(*f.status);
 }
 
-int run_top(const std::string& url, const std::string& interval_text, int count, bool once, bool json) {
+int run_top(const std::string& url, const AgentConnectionOptions& connection, const std::string& interval_text,
+            int count, bool once, bool json) {
   auto interval = top_interval(interval_text, count);
   if (!interval) return 2;
+  auto agent = make_clients("top", {url}, connection);
+  if (!agent) return 2;
   if (once) count = 1;
   const bool clear = !json && isatty(STDOUT_FILENO);
   for (int i = 0; count == 0 || i < count; ++i) {
     if (i > 0) std::this_thread::sleep_for(std::chrono::nanoseconds(*interval));
-    Fetched f = fetch_status(url);
+    Fetched f = fetch_status(*agent->front());
     if (!f.status) {
       std::cerr << "skewscope top: " << f.error << "\n";
       return 3;
@@ -119,10 +139,12 @@ int run_top(const std::string& url, const std::string& interval_text, int count,
   return 0;
 }
 
-int run_status(const std::vector<std::string>& urls, bool json) {
-  if (urls.empty()) return run_status(std::string(kDefaultAgentUrl), json);
-  if (urls.size() == 1) return run_status(urls.front(), json);
-  nlohmann::json merged = fetch_merged(urls);
+int run_status(const std::vector<std::string>& urls, const AgentConnectionOptions& connection, bool json) {
+  if (urls.empty()) return run_status(std::string(kDefaultAgentUrl), connection, json);
+  if (urls.size() == 1) return run_status(urls.front(), connection, json);
+  auto agents = make_clients("status", urls, connection);
+  if (!agents) return 2;
+  nlohmann::json merged = fetch_merged(*agents);
   if (json) {
     std::cout << merged.dump(2) << "\n";
   } else {
@@ -133,17 +155,20 @@ int run_status(const std::vector<std::string>& urls, bool json) {
   return code;
 }
 
-int run_top(const std::vector<std::string>& urls, const std::string& interval_text, int count, bool once, bool json) {
-  if (urls.empty()) return run_top(std::string(kDefaultAgentUrl), interval_text, count, once, json);
-  if (urls.size() == 1) return run_top(urls.front(), interval_text, count, once, json);
+int run_top(const std::vector<std::string>& urls, const AgentConnectionOptions& connection,
+            const std::string& interval_text, int count, bool once, bool json) {
+  if (urls.empty()) return run_top(std::string(kDefaultAgentUrl), connection, interval_text, count, once, json);
+  if (urls.size() == 1) return run_top(urls.front(), connection, interval_text, count, once, json);
   auto interval = top_interval(interval_text, count);
   if (!interval) return 2;
+  auto agents = make_clients("top", urls, connection);
+  if (!agents) return 2;
   if (once) count = 1;
   const bool clear = !json && isatty(STDOUT_FILENO);
   bool unreachable = false;
   for (int i = 0; count == 0 || i < count; ++i) {
     if (i > 0) std::this_thread::sleep_for(std::chrono::nanoseconds(*interval));
-    nlohmann::json merged = fetch_merged(urls);
+    nlohmann::json merged = fetch_merged(*agents);
     // With several agents one of them being away is part of the picture (a restart, a hand-over):
     // it is shown, and the table keeps refreshing.
     unreachable = false;
@@ -174,34 +199,6 @@ int run_simulate(const std::string& spec, const std::string& control_socket) {
   return reached ? 1 : 3;
 }
 
-int run_doctor() {
-  const Status tracefs = ensure_tracefs();
-  KernelFeatures k = probe_kernel_features();
-  std::cout << "kernel " << k.kernel_release << "\n\nfeatures:\n";
-  for (int i = 0; i < static_cast<int>(Feature::count_); ++i) {
-    auto f = static_cast<Feature>(i);
-    std::cout << "  " << (k[f] ? "yes " : "no  ") << feature_name(f) << "\n";
-  }
-  if (!tracefs) std::cout << "  (tracefs: " << tracefs.error << ")\n";
-  for (const auto& note : k.notes) std::cout << "  note: " << note << "\n";
-  std::cout << "\nhooks:\n";
-  int chosen = 0;
-  auto choices = choose_hooks(k, tcp_hook_candidates());
-  for (const auto& c : choices) {
-    chosen += c.chosen;
-    std::cout << "  " << (c.chosen ? "use  " : "skip ") << c.candidate.program << "  (" << c.candidate.hook << ", "
-              << c.candidate.tracepoint << ")" << (c.chosen ? "" : "  -- " + c.reason) << "\n";
-  }
-  std::cout << "\n" << chosen << " of " << choices.size() << " programs usable\n";
-  std::string variant = chosen_variant(choices);
-  std::cout << "variant: " << (variant.empty() ? "none" : variant) << "\n";
-  // The agent passes sock_tp over when --payload-bytes is set: say what it loads then.
-  std::string with_payload = chosen_variant(choose_hooks(k, tcp_hook_candidates(), true));
-  std::cout << "variant with --payload-bytes: " << (with_payload.empty() ? "none" : with_payload) << "\n";
-  print_wire_doctor(std::cout);
-  return variant.empty() ? 1 : 0;  // without an entry program nothing is captured
-}
-
 int run_clocks(const std::vector<std::string>& ptp4l_sockets, bool json) {
   clocks::ClockConfig config;
   config.ptp4l_sockets = ptp4l_sockets;
@@ -221,32 +218,28 @@ int run_clocks(const std::vector<std::string>& ptp4l_sockets, bool json) {
   return 0;
 }
 
-int run_whatif(const std::string& url, const std::string& clock_error, bool json) {
+int run_whatif(const std::string& url, const AgentConnectionOptions& connection, const std::string& clock_error,
+               bool json) {
   auto models = estimate::parse_error_models(clock_error);
   if (!models) {
     std::cerr << "skewscope whatif: " << models.error << "\n";
     return 2;
   }
-  httplib::Client client(url);
-  if (!client.is_valid()) {
-    std::cerr << "skewscope whatif: invalid agent URL '" << url << "'\n";
-    return 2;
-  }
-  client.set_connection_timeout(2);
-  client.set_read_timeout(10);
-  httplib::Params params{{"clock_error", clock_error}};
+  auto agent = make_clients("whatif", {url}, connection);
+  if (!agent) return 2;
+  std::multimap<std::string, std::string> params{{"clock_error", clock_error}};
   if (!json) params.emplace("format", "text");
-  auto res = client.Get("/api/v1/whatif", params, httplib::Headers{});
-  if (!res) {
-    std::cerr << "skewscope whatif: cannot reach the agent at " << url << ": " << httplib::to_string(res.error())
-              << "\n";
+  auto body = agent->front()->get("/api/v1/whatif", params, 10);
+  if (!body) {
+    // The agent answered but refused the model: its reason. No answer, TLS or credentials: no verdict.
+    if (body.error.kind == AgentFailure::http) {
+      std::cerr << "skewscope whatif: " << body.error.message << ": " << body.error.body;
+      return 1;
+    }
+    std::cerr << "skewscope whatif: " << body.error.message << "\n";
     return 3;
   }
-  if (res->status != 200) {
-    std::cerr << "skewscope whatif: agent answered HTTP " << res->status << ": " << res->body;
-    return 1;
-  }
-  std::cout << res->body;
+  std::cout << *body;
   return 0;
 }
 

@@ -4,6 +4,10 @@
 
 #include "cli/agent_command.hpp"
 #include "cli/client_commands.hpp"
+#include "cli/doctor_command.hpp"
+#include "cli/explain_command.hpp"
+#include "cli/gate_command.hpp"
+#include "cli/policy_check_command.hpp"
 #include "skewscope/version.hpp"
 
 int main(int argc, char** argv) {
@@ -25,6 +29,8 @@ int main(int argc, char** argv) {
   auto* status_cmd = app.add_subcommand("status", "exit 0 healthy, 1 a pair violated, 2 usage, 3 agent unreachable");
   status_cmd->add_option("--agent", agent_urls, agents_help)->allow_extra_args(false);
   status_cmd->add_flag("--json", json, "print the status JSON");
+  AgentConnectionOptions connection;  // TLS trust, client certificate, credentials: cli/agent_client.hpp
+  add_agent_connection_options(*status_cmd, connection);
 
   std::string interval = "1s";
   int count = 0;
@@ -35,6 +41,13 @@ int main(int argc, char** argv) {
   top_cmd->add_option("count", count, "number of refreshes (0: until interrupted)");
   top_cmd->add_flag("--once", once, "print one table and exit");
   top_cmd->add_flag("--json", json, "print NDJSON, one status per line");
+  add_agent_connection_options(*top_cmd, connection);
+
+  auto* explain_cmd =
+      app.add_subcommand("explain", "why causality broke and whose clock it is, one paragraph per incident");
+  explain_cmd->add_option("--agent", agent_urls, agents_help)->allow_extra_args(false);
+  explain_cmd->add_flag("--json", json, "print the incidents and hosts as JSON");
+  add_agent_connection_options(*explain_cmd, connection);
 
   std::string spec, control_socket = AgentOptions{}.control_socket;
   auto* sim_cmd = app.add_subcommand("simulate", "change a running agent's simulated clock (lab only)");
@@ -42,6 +55,9 @@ int main(int argc, char** argv) {
   sim_cmd->add_option("--control-socket", control_socket, "the agent's control socket")->capture_default_str();
 
   auto* doctor_cmd = app.add_subcommand("doctor", "what this kernel supports, which hooks will be used");
+  bool verify = false;
+  doctor_cmd->add_flag("--verify", verify, "load every program of every BPF object alone and print each verdict");
+  doctor_cmd->add_flag("--json", json, "with --verify: JSON, with each refused program's full log");
 
   std::vector<std::string> ptp4l_sockets;
   auto* clocks_cmd = app.add_subcommand("clocks", "this host's clock sources: ptp4l, PHCs, kernel; error bound");
@@ -54,6 +70,21 @@ int main(int argc, char** argv) {
       ->required();
   whatif_cmd->add_option("--agent", agent_url, "agent URL")->capture_default_str();
   whatif_cmd->add_flag("--json", json, "print JSON");
+  add_agent_connection_options(*whatif_cmd, connection);
+
+  std::string gate_policy, gate_wait;
+  auto* gate_cmd = app.add_subcommand(
+      "gate", "exit 0 when a policy is met on every agent, 1 violated, 2 usage, 3 unreachable, 4 unknown");
+  gate_cmd->add_option("--policy", gate_policy, "the policy's name (docs/policies.md)")->required();
+  gate_cmd->add_option("--agent", agent_urls, agents_help)->allow_extra_args(false);
+  gate_cmd->add_option("--wait", gate_wait, "poll once a second until met or this long has passed (e.g. 30s)");
+  add_agent_connection_options(*gate_cmd, connection);
+
+  std::string policy_path;
+  auto* policy_cmd = app.add_subcommand("policy", "confidence policy files (docs/policies.md)");
+  policy_cmd->require_subcommand(1);
+  auto* policy_check_cmd = policy_cmd->add_subcommand("check", "validate a policy file: exit 0, or 2 naming the line");
+  policy_check_cmd->add_option("file", policy_path, "the policy file")->required();
 
   try {
     app.parse(argc, argv);
@@ -69,11 +100,14 @@ int main(int argc, char** argv) {
   }
 
   if (agent_cmd->parsed()) return run_agent(agent);
-  if (status_cmd->parsed()) return run_status(agent_urls, json);
-  if (top_cmd->parsed()) return run_top(agent_urls, interval, count, once, json);
+  if (status_cmd->parsed()) return run_status(agent_urls, connection, json);
+  if (top_cmd->parsed()) return run_top(agent_urls, connection, interval, count, once, json);
+  if (explain_cmd->parsed()) return run_explain(agent_urls, connection, json);
   if (sim_cmd->parsed()) return run_simulate(spec, control_socket);
-  if (doctor_cmd->parsed()) return run_doctor();
+  if (doctor_cmd->parsed()) return run_doctor(verify, json);
   if (clocks_cmd->parsed()) return run_clocks(ptp4l_sockets, json);
-  if (whatif_cmd->parsed()) return run_whatif(agent_url, clock_error, json);
+  if (gate_cmd->parsed()) return run_gate(gate_policy, agent_urls, connection, gate_wait);
+  if (policy_check_cmd->parsed()) return run_policy_check(policy_path);
+  if (whatif_cmd->parsed()) return run_whatif(agent_url, connection, clock_error, json);
   return 2;
 }

@@ -4,12 +4,14 @@
 #include <thread>
 #include <vector>
 
+#include "capture/clock_mapping.hpp"
 #include "capture/payload_reader.hpp"
+#include "cli/capture_loop.hpp"
 
 namespace skewscope {
 
 std::string run_payload_loop(PayloadSource& source, AgentCore& core, std::mutex& core_lock,
-                             const std::atomic<bool>& stopping) {
+                             const std::atomic<bool>& stopping, translate::ConntrackWatch* conntrack) {
   std::vector<PayloadRecord> batch;
   bool behind = false;
   while (!stopping) {
@@ -21,6 +23,7 @@ std::string run_payload_loop(PayloadSource& source, AgentCore& core, std::mutex&
     behind = batch.size() >= PayloadRingReader::kMaxBatch;
     const PayloadCounters counters = source.counters();
     std::lock_guard guard(core_lock);
+    if (conntrack) feed_conntrack(*conntrack, core, monotonic_now_ns());
     core.ingest_payloads(batch);
     core.observe_payload_source(counters);
     if (!ok) return source.error();

@@ -9,11 +9,13 @@
 
 #include "capture/payload_source.hpp"
 #include "core/agent_core.hpp"
+#include "translate/conntrack_watch.hpp"
 
 namespace skewscope {
 
-// Returns the source's error when it failed, empty when `stopping` was set.
+// Returns the source's error when it failed, empty when `stopping` was set. `conntrack`
+// (--nat-conntrack, else null) is fed before each batch, as the capture loop does.
 std::string run_payload_loop(PayloadSource& source, AgentCore& core, std::mutex& core_lock,
-                             const std::atomic<bool>& stopping);
+                             const std::atomic<bool>& stopping, translate::ConntrackWatch* conntrack = nullptr);
 
 }  // namespace skewscope

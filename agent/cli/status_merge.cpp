@@ -37,7 +37,7 @@ bool violated(const json& pair) {
   return text_field(pair, "state") == "violated" || (health && health->is_number() && *health == 0);
 }
 
-using PairKey = std::tuple<std::string, std::string, std::string>;  // src, dst, transport
+using MergedPairKey = std::tuple<std::string, std::string, std::string>;  // src, dst, transport
 
 struct Kept {
   json report;
@@ -56,7 +56,7 @@ bool prefer_pair_report(const json& candidate, const json& current) {
 }
 
 json merge_statuses(const std::vector<AgentStatus>& agents) {
-  std::map<PairKey, Kept> kept;
+  std::map<MergedPairKey, Kept> kept;
   json agent_list = json::array();
   json capture = json::object();
   json window;  // null until an agent reports one; null again if agents disagree
@@ -80,8 +80,11 @@ json merge_statuses(const std::vector<AgentStatus>& agents) {
     const json* health = field(status, "health");
     if (health && health->is_number()) {
       entry["health"] = *health;
-    } else {
-      add_reason("agent " + agent.url + " reports unknown health");
+    } else if (text_field(status, "unknown_reason") != "no_pair_known") {
+      // Older agents give no reason: their null counts. An agent whose only reason is that it has
+      // no pair of its own (the exchange put its pairs elsewhere) hides nothing.
+      const std::string why = text_field(status, "health_reason");
+      add_reason("agent " + agent.url + " reports unknown health" + (why.empty() ? "" : " (" + why + ")"));
     }
     if (const json* exchange = field(status, "exchange")) entry["exchange"] = *exchange;
 
@@ -102,7 +105,7 @@ json merge_statuses(const std::vector<AgentStatus>& agents) {
     std::size_t reported = 0;
     if (const json* pairs = field(status, "pairs"); pairs && pairs->is_array()) {
       for (const json& pair : *pairs) {
-        PairKey key{text_field(pair, "src"), text_field(pair, "dst"), text_field(pair, "transport")};
+        MergedPairKey key{text_field(pair, "src"), text_field(pair, "dst"), text_field(pair, "transport")};
         // Without its names a pair cannot be matched with another agent's report, nor shown.
         if (std::get<0>(key).empty() || std::get<1>(key).empty() || std::get<2>(key).empty()) continue;
         ++reported;
@@ -118,14 +121,17 @@ json merge_statuses(const std::vector<AgentStatus>& agents) {
   }
 
   json pairs = json::array();
-  bool any_violated = false;
+  bool any_violated = false, any_healthy = false;
   for (auto& [key, k] : kept) {
     any_violated = any_violated || violated(k.report);
+    const json* pair_health = field(k.report, "health");
+    any_healthy = any_healthy || (pair_health && pair_health->is_number() && *pair_health == 1);
     json pair = k.report;
     pair["agent"] = agents[k.agent].url;
     agent_list[k.agent]["pairs"] = agent_list[k.agent]["pairs"].get<std::size_t>() + 1;
     pairs.push_back(std::move(pair));
   }
+  if (unknown_reason.empty() && !any_healthy) add_reason("no pair has a span (or a known health) in the window");
   json health = any_violated ? json(0) : unknown_reason.empty() ? json(1) : json(nullptr);
   return {{"health", health},         {"health_reason", health.is_null() ? json(unknown_reason) : json(nullptr)},
           {"window_seconds", window}, {"pairs", pairs},
@@ -141,7 +147,19 @@ int merged_status_exit_code(const json& merged) {
       if (!reachable || *reachable != true) return 3;
     }
   }
-  return health && health->is_number() && *health == 1 ? 0 : 1;
+  return status_exit_code(merged);
+}
+
+int status_exit_code(const json& status) {
+  const json* health = field(status, "health");
+  if (!(health && health->is_number() && *health == 1)) return 1;
+  if (const json* pairs = field(status, "pairs"); pairs && pairs->is_array()) {
+    for (const json& pair : *pairs) {
+      const json* pair_health = field(pair, "health");
+      if (!(pair_health && pair_health->is_number() && *pair_health == 1)) return 1;
+    }
+  }
+  return 0;
 }
 
 std::string render_agents_section(const json& merged) {

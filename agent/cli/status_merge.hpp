@@ -27,12 +27,20 @@ bool prefer_pair_report(const nlohmann::json& candidate, const nlohmann::json& c
 //   agents[]           {url, reachable, error, health, pairs} for every agent, in --agent order
 //   health_reason      why health is null, or null
 // health: 0 when a merged pair is violated; else null when an agent is unreachable or reports an
-// unknown health; else 1.
+// unknown health for a reason of its own (capture down, halves lost or unpaired: an agent that only
+// has no pair of its own, `no_pair_known`, is no reason in a merged view); else null when no merged
+// pair has health 1; else 1.
 nlohmann::json merge_statuses(const std::vector<AgentStatus>& agents);
 
+// Exit code of `skewscope status` for one agent's status (or a merged view without unreachable
+// agents): 0 only when health is 1 and every pair's health is known; 1 otherwise (a violation, an
+// unknown health, or a pair that cannot be vouched for: no span in its window, halves lost or
+// unpaired).
+int status_exit_code(const nlohmann::json& status);
+
 // Exit code of `skewscope status` for a merged view. A violation seen on any reachable agent is
-// certain and wins (1); otherwise an unreachable agent (3); otherwise 0 healthy, 1 health unknown
-// (as a single agent reporting null health).
+// certain and wins (1); otherwise an unreachable agent (3); otherwise status_exit_code's rule over
+// the merged pairs.
 int merged_status_exit_code(const nlohmann::json& merged);
 
 // The lines printed under the pair table in the merged view: one per agent, and the health reason.

@@ -37,11 +37,17 @@ std::string health_text(const nlohmann::json& v) { return v.is_number() ? v.dump
 std::string render_status_table(const nlohmann::json& s) {
   std::string out;
   char line[256];
-  std::snprintf(line, sizeof line, "causality_health %s   window %ss   events %llu   lost %llu\n\n",
-                health_text(s.value("health", nlohmann::json())).c_str(),
-                s.contains("window_seconds") ? s["window_seconds"].dump().c_str() : "?",
-                static_cast<unsigned long long>(s["capture"].value("events", 0ull)),
-                static_cast<unsigned long long>(s["capture"].value("lost", 0ull)));
+  if (s.contains("tenant"))  // a tenant's view has no agent-wide counters (docs/tenants.md)
+    std::snprintf(line, sizeof line, "causality_health %s   window %ss   tenant %s\n\n",
+                  health_text(s.value("health", nlohmann::json())).c_str(),
+                  s.contains("window_seconds") ? s["window_seconds"].dump().c_str() : "?",
+                  s.value("tenant", "?").c_str());
+  else
+    std::snprintf(line, sizeof line, "causality_health %s   window %ss   events %llu   lost %llu\n\n",
+                  health_text(s.value("health", nlohmann::json())).c_str(),
+                  s.contains("window_seconds") ? s["window_seconds"].dump().c_str() : "?",
+                  static_cast<unsigned long long>(s["capture"].value("events", 0ull)),
+                  static_cast<unsigned long long>(s["capture"].value("lost", 0ull)));
   out += line;
   std::snprintf(line, sizeof line, "%-12s %-12s %-6s %10s %9s %10s %8s %8s %10s %s %6s %-9s\n", "SRC", "DST", "TRANS",
                 "SPANS", "NEG", "WIN_SPANS", "WIN_NEG", "RATIO", "MIN_SPAN",
@@ -57,6 +63,18 @@ std::string render_status_table(const nlohmann::json& s) {
                   p.value("negative_span_ratio", 0.0), seconds_text(p["min_span_seconds"]).c_str(),
                   right_aligned(offset_text(p), kOffsetColumns).c_str(),
                   health_text(p.value("health", nlohmann::json())).c_str(), p.value("state", "?").c_str());
+    out += line;
+  }
+  // Why a health is unknown, for the agent and for each pair that cannot be vouched for.
+  if (const auto reason = s.value("health_reason", nlohmann::json()); reason.is_string())
+    out += "\ncausality_health " + reason.get<std::string>() + "\n";
+  for (const auto& p : s.value("pairs", nlohmann::json::array())) {
+    const auto why = p.value("unknown_reason", nlohmann::json());
+    if (!why.is_string()) continue;
+    std::snprintf(line, sizeof line, "  %s -> %s %s: health unknown, %s (last span %s ago)\n",
+                  p.value("src", "?").c_str(), p.value("dst", "?").c_str(), p.value("transport", "?").c_str(),
+                  why.get<std::string>().c_str(),
+                  seconds_text(p.value("last_span_age_seconds", nlohmann::json())).c_str());
     out += line;
   }
   return out;

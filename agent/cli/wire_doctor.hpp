@@ -3,9 +3,11 @@
 #pragma once
 
 #include <ostream>
+#include <string>
 
 namespace skewscope {
 
-void print_wire_doctor(std::ostream& out);
+// `wire_variant`: the tc variant that loads here (features.hpp), empty when none does.
+void print_wire_doctor(std::ostream& out, const std::string& wire_variant);
 
 }  // namespace skewscope

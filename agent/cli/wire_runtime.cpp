@@ -25,12 +25,14 @@ WireRuntime::WireRuntime(WireRuntimeConfig config, AgentCore& core, std::mutex& 
       correlator_(config_.limits),
       levels_(config_.window_ns, config_.estimate) {}
 
-Result<std::unique_ptr<WireRuntime>> WireRuntime::start(WireRuntimeConfig config, AgentCore& core,
-                                                        std::mutex& core_lock) {
+Result<WireStart> WireRuntime::start(WireRuntimeConfig config, AgentCore& core, std::mutex& core_lock,
+                                     const KernelFeatures& features) {
   std::unique_ptr<WireRuntime> self(new WireRuntime(std::move(config), core, core_lock));
-  auto capture = WireCapture::open(self->config_.capture);
-  if (!capture) return Result<std::unique_ptr<WireRuntime>>::fail(capture.error);
-  self->capture_ = std::move(*capture);
+  auto opened = WireCapture::open(self->config_.capture, features);
+  if (!opened) return Result<WireStart>::fail(opened.error);
+  WireStart started{nullptr, opened->wire, opened->send};
+  if (!opened->capture) return Result<WireStart>::ok(std::move(started));
+  self->capture_ = std::move(opened->capture);
   self->counts_.enabled = true;
   self->counts_.send_path = self->capture_->send_path();
   self->counts_.rx_timestamps_held = self->capture_->rx_timestamps_held();
@@ -43,7 +45,8 @@ Result<std::unique_ptr<WireRuntime>> WireRuntime::start(WireRuntimeConfig config
     }
   }
   self->thread_ = std::thread([raw = self.get()] { raw->run(); });
-  return Result<std::unique_ptr<WireRuntime>>::ok(std::move(self));
+  started.runtime = std::move(self);
+  return Result<WireStart>::ok(std::move(started));
 }
 
 WireRuntime::~WireRuntime() { stop(); }

@@ -30,10 +30,21 @@ struct WireRuntimeConfig {
   std::uint32_t own_netns = 0;
 };
 
+class WireRuntime;
+// A started wire runtime, or none when no tc variant loads on this kernel (the family is then off,
+// and `wire` says why); which candidate serves each side.
+struct WireStart {
+  std::unique_ptr<WireRuntime> runtime;
+  FamilyStatus wire;
+  FamilyStatus send;
+};
+
 class WireRuntime {
  public:
-  // Loads and attaches; an error when any named interface cannot be used.
-  static Result<std::unique_ptr<WireRuntime>> start(WireRuntimeConfig config, AgentCore& core, std::mutex& core_lock);
+  // Loads (by the candidate tables, features.hpp) and attaches; an error when any named
+  // interface cannot be used.
+  static Result<WireStart> start(WireRuntimeConfig config, AgentCore& core, std::mutex& core_lock,
+                                 const KernelFeatures& features);
   ~WireRuntime();
   void stop();  // joins the thread, then detaches everything (idempotent)
 

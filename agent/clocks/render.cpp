@@ -1,11 +1,11 @@
 #include "clocks/render.hpp"
 
-#include <charconv>
 #include <cmath>
 #include <cstdio>
 #include <span>
 
 #include "clocks/ptp_management.hpp"
+#include "skewscope/prometheus_text.hpp"
 
 namespace skewscope::clocks {
 namespace {
@@ -30,42 +30,6 @@ bool always_exported(SourceKind k, ErrorReason r) {
     if (x == r) return true;
   return false;
 }
-
-std::string number(double v) {
-  if (std::isnan(v)) return "NaN";
-  if (std::isinf(v)) return v > 0 ? "+Inf" : "-Inf";
-  char buf[64];
-  auto res = std::to_chars(buf, buf + sizeof buf, v);
-  return std::string(buf, res.ptr);
-}
-
-std::string escape_label(std::string_view v) {
-  std::string o;
-  for (char c : v) {
-    if (c == '\\')
-      o += "\\\\";
-    else if (c == '"')
-      o += "\\\"";
-    else if (c == '\n')
-      o += "\\n";
-    else
-      o += c;
-  }
-  return o;
-}
-
-void family(std::string& out, std::string_view name, std::string_view type, std::string_view help) {
-  out.append("# HELP ").append(name).append(" ").append(help).append("\n");
-  out.append("# TYPE ").append(name).append(" ").append(type).append("\n");
-}
-
-void sample(std::string& out, std::string_view name, std::string_view labels, double v) {
-  out.append(name);
-  if (!labels.empty()) out.append("{").append(labels).append("}");
-  out.append(" ").append(number(v)).append("\n");
-}
-
-std::string label(std::string_view k, std::string_view v) { return std::string(k) + "=\"" + escape_label(v) + "\""; }
 
 template <class T>
 nlohmann::json opt(const std::optional<T>& v) {
@@ -97,6 +61,7 @@ std::string fmt_seconds(const std::optional<double>& v) {
 
 void append_prometheus(const ClockSnapshot& s, std::string& out) {
   using namespace std::string_view_literals;
+  PrometheusWriter w(out);
   struct PtpFamily {
     std::string_view name, help;
     std::optional<double> (*get)(const PtpSocketSnapshot&);
@@ -124,39 +89,38 @@ void append_prometheus(const ClockSnapshot& s, std::string& out) {
        [](const PtpSocketSnapshot& p) { return p.last_sync_age_seconds; }},
   };
   for (const auto& f : ptp_families) {
-    family(out, f.name, "gauge", f.help);
+    w.family(f.name, "gauge", f.help);
     for (const auto& p : s.ptp)
-      if (auto v = f.get(p)) sample(out, f.name, label("socket", p.socket), *v);
+      if (auto v = f.get(p)) w.sample(f.name, {{"socket", p.socket}}, *v);
   }
 
-  family(out, "skewscope_phc_system_offset_seconds", "gauge",
-         "System clock minus PTP hardware clock, from the shortest-interval sample.");
+  w.family("skewscope_phc_system_offset_seconds", "gauge",
+           "System clock minus PTP hardware clock, from the shortest-interval sample.");
   for (const auto& p : s.phc)
-    if (p.offset)
-      sample(out, "skewscope_phc_system_offset_seconds", label("clock", p.clock), p.offset->offset_ns / 1e9);
+    if (p.offset) w.sample("skewscope_phc_system_offset_seconds", {{"clock", p.clock}}, p.offset->offset_ns / 1e9);
 
-  family(out, "skewscope_timex_maxerror_seconds", "gauge", "Maximum error of the kernel clock (adjtimex maxerror).");
-  if (s.timex) sample(out, "skewscope_timex_maxerror_seconds", "", s.timex->maxerror_seconds);
-  family(out, "skewscope_timex_sync_status", "gauge",
-         "1 when adjtimex does not report TIME_ERROR (kernel clock synchronized).");
-  if (s.timex) sample(out, "skewscope_timex_sync_status", "", s.timex->sync_status);
+  w.family("skewscope_timex_maxerror_seconds", "gauge", "Maximum error of the kernel clock (adjtimex maxerror).");
+  if (s.timex) w.sample("skewscope_timex_maxerror_seconds", s.timex->maxerror_seconds);
+  w.family("skewscope_timex_sync_status", "gauge",
+           "1 when adjtimex does not report TIME_ERROR (kernel clock synchronized).");
+  if (s.timex) w.sample("skewscope_timex_sync_status", s.timex->sync_status);
 
-  family(out, "skewscope_clock_error_bound_seconds", "gauge",
-         "Half-width of the interval that holds this host's clock error (formula in agent/clocks/README.md).");
-  if (s.error_bound_seconds) sample(out, "skewscope_clock_error_bound_seconds", "", *s.error_bound_seconds);
-  family(out, "skewscope_clock_status", "gauge",
-         "Host clock status: 0 unknown, 1 synchronized, 2 free_running, 3 disrupted.");
-  sample(out, "skewscope_clock_status", "", static_cast<double>(s.status));
+  w.family("skewscope_clock_error_bound_seconds", "gauge",
+           "Half-width of the interval that holds this host's clock error (formula in agent/clocks/README.md).");
+  if (s.error_bound_seconds) w.sample("skewscope_clock_error_bound_seconds", *s.error_bound_seconds);
+  w.family("skewscope_clock_status", "gauge",
+           "Host clock status: 0 unknown, 1 synchronized, 2 free_running, 3 disrupted.");
+  w.sample("skewscope_clock_status", static_cast<double>(s.status));
 
-  family(out, "skewscope_clock_source_errors_total", "counter", "Failed clock-source reads, by source and reason.");
+  w.family("skewscope_clock_source_errors_total", "counter", "Failed clock-source reads, by source and reason.");
   for (std::size_t k = 0; k < kSourceKindCount; ++k) {
     for (std::size_t r = 0; r < kErrorReasonCount; ++r) {
       const auto kind = static_cast<SourceKind>(k);
       const auto reason = static_cast<ErrorReason>(r);
       const auto n = s.errors[k][r];
       if (n == 0 && !always_exported(kind, reason)) continue;
-      sample(out, "skewscope_clock_source_errors_total",
-             label("source", to_string(kind)) + "," + label("reason", to_string(reason)), static_cast<double>(n));
+      w.sample("skewscope_clock_source_errors_total", {{"source", to_string(kind)}, {"reason", to_string(reason)}},
+               static_cast<double>(n));
     }
   }
 }

@@ -1,6 +1,9 @@
 #include "core/agent_core.hpp"
 
+#include "core/report_diagnosis.hpp"
+
 #include <algorithm>
+#include <cstring>
 
 #include "estimate/triangles.hpp"
 #include "skewscope/saturating.hpp"
@@ -17,7 +20,8 @@ AgentCore::AgentCore(DomainRegistry domains, AgentCoreConfig config)
         c.window_ns = config.window_ns;
         c.at_risk_share = config.at_risk_share;
         return c;
-      }()) {}
+      }()),
+      pairing_window_(config.window_ns, 1'000'000'000, config.pairing_floor) {}
 
 bool AgentCore::is_own_traffic(const skewscope_half_event& e) const {
   return own_port_ && e.netns_ino == own_netns_ && (e.local_port == *own_port_ || e.remote_port == *own_port_);
@@ -25,6 +29,7 @@ bool AgentCore::is_own_traffic(const skewscope_half_event& e) const {
 
 void AgentCore::ingest(const std::vector<skewscope_half_event>& batch) {
   spans_.clear();
+  span_flows_.clear();
   ingest_.records += batch.size();
   for (const auto& event : batch) {
     if (is_own_traffic(event)) {
@@ -34,6 +39,10 @@ void AgentCore::ingest(const std::vector<skewscope_half_event>& batch) {
     Decoded decoded = decode_half(event);
     if (!decoded) {
       ++ingest_.rejected[static_cast<std::size_t>(decoded.error)];
+      // A half that moved bytes but cannot be keyed (no port: a socket with no tuple left, or a
+      // malformed record) is lost to pairing, and its other end will go unpaired: the window is
+      // not complete. A zero-byte one moved nothing.
+      if (decoded.error != DecodeReject::zero_bytes) health_.add_losses(static_cast<std::int64_t>(event.ts_ns), 1);
       continue;
     }
     auto domain = domains_.classify(event.netns_ino, event.cgroup_id);
@@ -45,10 +54,41 @@ void AgentCore::ingest(const std::vector<skewscope_half_event>& batch) {
     half.domain = *domain;
     half.domain_ns = simulated_.apply(half.domain, half.capture_ns, clock_mapping_.to_realtime(half.capture_ns));
     (half.kind == HalfKind::send ? ingest_.sends : ingest_.recvs) += 1;
+    learn_local_address(half);
+    if (nat_) nat_->translate(half.flow);
     if (exchange_ && exchange_->divert(half, half.domain_ns - clock_mapping_.to_realtime(half.capture_ns))) continue;
     correlator_.add(half, spans_);
+    // Every span a half completes is of that half's flow: kept beside it for the recent spans.
+    span_flows_.resize(spans_.size(), half.flow);
+  }
+  for (const Span& span : spans_) {  // every span here is the local correlator's
+    pairing_window_.add_paired(span.src, span.capture_ns);
+    pairing_window_.add_paired(span.dst, span.capture_ns);
   }
   record_spans(nullptr);
+}
+
+void AgentCore::learn_local_address(const Half& half) {
+  const Address& own = half.kind == HalfKind::send ? half.flow.src_addr : half.flow.dst_addr;
+  // Per half, so the usual case (one of the last two addresses again: both ends of a local
+  // conversation) costs two compares, not a hash lookup.
+  if (own == recent_addresses_[0] || own == recent_addresses_[1]) return;
+  recent_addresses_[1] = recent_addresses_[0];
+  recent_addresses_[0] = own;
+  if (captured_addresses_.contains(own)) return;
+  if (captured_addresses_.size() >= kMaxCapturedAddresses) {
+    ++addresses_not_learned_;
+    return;
+  }
+  captured_addresses_.insert(own);
+}
+
+void AgentCore::count_unpaired(std::int64_t now_ns) {
+  // Only a half whose other end is captured could have paired: one whose peer has no agent (or
+  // is outside every domain) says nothing about the capture; nor does a loopback peer.
+  for (const UnpairedHalf& u : unpaired_)
+    if (!is_loopback(u.peer) && captured_address(u.peer)) pairing_window_.add_unpaired(u.domain, now_ns);
+  unpaired_.clear();
 }
 
 void AgentCore::record_spans(const std::vector<MessageSpanInfo>* info) {
@@ -59,13 +99,23 @@ void AgentCore::record_spans(const std::vector<MessageSpanInfo>* info) {
     const Span& span = spans_[i];
     health_.add(span, pair_bound);
     estimator_.observe(span);
-    recent_.push(RecentSpan{span, info && i < info->size() ? (*info)[i].topic : std::string()});
+    const MessageSpanInfo* message = info && i < info->size() ? &(*info)[i] : nullptr;
+    RecentSpan recent = message ? recent_message_span(span, *message) : RecentSpan{span};
+    if (!info && i < span_flows_.size()) recent.socket = span_flows_[i];
+    recent_.push(std::move(recent));
   }
+  span_flows_.clear();
+}
+
+AgentCore::RecentSpan AgentCore::recent_message_span(const Span& span, const MessageSpanInfo& info) {
+  RecentSpan recent{span, info.topic, info.partition, info.records};
+  if (span.transport == Transport::kafka && info.consumer_socket.dst_port != 0) recent.socket = info.consumer_socket;
+  return recent;
 }
 
 void AgentCore::enable_payload(std::uint32_t max_bytes, MessagePairingLimits limits) {
   messages_.emplace(limits);
-  if (exchange_) messages_->ship_kafka_halves(true);
+  if (exchange_) exchange_message_halves();
   payload_.emplace();
   payload_->max_bytes = max_bytes;
 }
@@ -90,6 +140,7 @@ void AgentCore::ingest_payloads(const std::vector<PayloadRecord>& batch) {
       continue;
     }
     decoded->half.domain = *domain;
+    if (nat_) nat_->translate(decoded->half.flow);
     messages_->add(*decoded, clock, spans_, span_info_);
     ship_kafka_halves();
   }
@@ -110,12 +161,14 @@ void AgentCore::observe_payload_source(const PayloadCounters& counters) {
 }
 
 void AgentCore::tick(std::int64_t now_ns) {
-  correlator_.expire(now_ns);
+  correlator_.expire(now_ns, &unpaired_);
+  count_unpaired(now_ns);
   if (messages_) {
     messages_->expire(now_ns);
     ship_kafka_halves();  // fetched halves whose grace ended (exchange)
   }
   rdma_.expire(now_ns);
+  if (nat_) nat_->expire(now_ns);
   // The estimator's evaluation costs tens of microseconds per pair: once a second is enough.
   const bool estimate = now_ns - last_estimate_tick_ns_ >= 1'000'000'000;
   if (estimate) {
@@ -123,6 +176,14 @@ void AgentCore::tick(std::int64_t now_ns) {
     last_estimate_tick_ns_ = now_ns;
   }
   if (exchange_) exchange_->pairing().tick(now_ns, estimate);
+  if (estimate) record_diagnosis_history(now_ns);
+}
+
+void AgentCore::record_diagnosis_history(std::int64_t now_ns) {
+  std::vector<std::string> names;
+  for (std::size_t i = 0; i < domains_.size(); ++i) names.push_back(domains_.name(static_cast<DomainId>(i)));
+  record_estimates(diagnosis_history_, estimator_.estimates(), names, now_ns);
+  if (exchange_) record_estimates(diagnosis_history_, exchange_->pairing().results(now_ns).estimates, names, now_ns);
 }
 
 void AgentCore::observe_source(std::int64_t now_ns, const SourceCounters& counters) {
@@ -148,7 +209,11 @@ bool AgentCore::pair_at_risk(DomainId src, DomainId dst) const {
 
 AgentReport AgentCore::report(std::int64_t now_ns, const SourceCounters& source) const {
   AgentReport r;
-  r.health = health_.report(now_ns, [this](const PairKey& k) { return pair_at_risk(k.src, k.dst); });
+  r.health = health_.report(
+      now_ns, [this](const PairKey& k) { return pair_at_risk(k.src, k.dst); }, pairing_window_.report(now_ns));
+  r.pairing_floor = pairing_window_.floor();
+  r.captured_addresses = captured_addresses_.size();
+  r.addresses_not_learned = addresses_not_learned_;
   r.estimates = estimator_.estimates();
   r.estimate_counters = estimator_.counters();
   r.triangles = estimate::check_triangles(r.estimates);
@@ -176,6 +241,7 @@ AgentReport AgentCore::report(std::int64_t now_ns, const SourceCounters& source)
   if (r.rdma && exchange_)
     r.rdma->exchange =
         RdmaReport::Exchange{exchange_->rdma_shipped(), rdma_no_local_gid_, exchange_->pairing().rdma_counters()};
+  if (nat_) r.nat = NatReport{nat_watch_, nat_->counters(), nat_->mappings()};
   r.ingest = ingest_;
   r.correlator = correlator_.counters();
   r.pending_sends = correlator_.pending_sends();
@@ -199,10 +265,34 @@ AgentReport AgentCore::report(std::int64_t now_ns, const SourceCounters& source)
   return r;
 }
 
+void AgentCore::enable_nat(translate::NatLimits limits) {
+  nat_.emplace(limits);
+  keep_learnt_translations();
+}
+
+void AgentCore::observe_conntrack(const std::vector<translate::ConntrackEntry>& entries, std::int64_t now_ns,
+                                  const translate::ConntrackWatchReport& watch) {
+  if (!nat_) return;
+  for (const auto& entry : entries) nat_->observe(entry, now_ns);
+  nat_watch_ = watch;
+  ship_learnt_translations();
+}
+
 void AgentCore::enable_exchange(exchange::CoreExchangeConfig config) {
   estimate::Config c = estimator_.config();
-  exchange_.emplace(config, exchange::RemotePairing(config_.limits, config_.window_ns, c));
-  if (messages_) messages_->ship_kafka_halves(true);
+  exchange_.emplace(config, exchange::RemotePairing(config_.limits, config_.window_ns, c, exchange::kMaxRemoteDomains,
+                                                    config_.pairing_floor));
+  keep_learnt_translations();
+  if (messages_) exchange_message_halves();
+}
+
+// Kafka batch halves are shipped by topic-partition; a ZMTP message half leaves like a TCP half
+// (not local, sampled in), keyed by its host pair, and is paired by that pair's owner.
+void AgentCore::exchange_message_halves() {
+  messages_->ship_kafka_halves(true);
+  messages_->divert_zmtp_halves([this](const Half& half) {
+    return exchange_->divert(half, half.domain_ns - clock_mapping_.to_realtime(half.capture_ns));
+  });
 }
 
 void AgentCore::set_owned_addresses(std::set<Address> addresses) {
@@ -230,7 +320,7 @@ void AgentCore::record_remote_message_spans() {
   std::vector<MessageSpanInfo> info;
   exchange_->pairing().take_message_spans(spans, info);
   for (std::size_t i = 0; i < spans.size(); ++i)
-    recent_.push(RecentSpan{spans[i], i < info.size() ? info[i].topic : std::string()});
+    recent_.push(i < info.size() ? recent_message_span(spans[i], info[i]) : RecentSpan{spans[i]});
 }
 
 void AgentCore::take_outgoing_messages(std::vector<exchange::OutgoingMessageHalf>& out) {

@@ -3,9 +3,11 @@
 // buffer, tests from a synthetic source; the caller serialises access.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <unordered_set>
 #include <vector>
 
 #include "capture/clock_mapping.hpp"
@@ -16,11 +18,16 @@
 #include "correlate/correlator.hpp"
 #include "correlate/message_pairing.hpp"
 #include "correlate/rdma_pairing.hpp"
+#include "diagnose/pair_history.hpp"
 #include "domains/domain_registry.hpp"
 #include "domains/simulated_clocks.hpp"
 #include "estimate/estimator.hpp"
 #include "exchange/core_exchange.hpp"
 #include "health/health_tracker.hpp"
+#include "health/pairing_window.hpp"
+#include "skewscope/address_set.hpp"
+#include "translate/conntrack_watch.hpp"
+#include "translate/nat_table.hpp"
 
 namespace skewscope {
 
@@ -28,6 +35,7 @@ struct AgentCoreConfig {
   CorrelatorLimits limits;
   std::int64_t window_ns = 30'000'000'000;
   double at_risk_share = 0.5;  // at_risk when |offset| >= share x Δt_min
+  PairingFloor pairing_floor;  // below it a domain's health is unknown (health/pairing_window.hpp)
 };
 
 class AgentCore {
@@ -63,6 +71,8 @@ class AgentCore {
   SimulatedClocks& simulated_clocks() { return simulated_; }
   const DomainRegistry& domains() const { return domains_; }
   const estimate::Estimator& estimator() const { return estimator_; }
+  // Each pair's recent offset estimates, fed once a second by tick(), for add_diagnosis().
+  const diagnose::HistoryBook& diagnosis_history() const { return diagnosis_history_; }
 
   // With the counters of the last observe_source().
   AgentReport report(std::int64_t now_ns) const { return report(now_ns, source_); }
@@ -76,11 +86,26 @@ class AgentCore {
   struct RecentSpan {
     Span span;
     std::string topic;
+    std::int32_t partition = -1;  // Kafka: the batch's partition and record count (OTLP export)
+    std::int32_t records = 0;
+    // The socket behind the span, when this agent saw it (the OTLP export's network.* and
+    // server.* attributes): TCP (and ZeroMQ over TCP) paired here, the flow (sender's socket -> receiver's, as the
+    // receiver sees it after --nat-conntrack); Kafka, the consumer's socket (consumer -> broker),
+    // also through the exchange. Absent otherwise (TCP halves paired through the exchange, ZMTP
+    // messages, RDMA).
+    std::optional<FlowKey> socket{};
   };
   const RecentRing<RecentSpan>& recent_spans() const { return recent_; }
   static constexpr std::size_t kRecentSpans = 1024;
 
   bool pair_at_risk(DomainId src, DomainId dst) const;
+
+  // Address translation (--nat-conntrack): conntrack entries teach the table, and every half's key
+  // is mapped to the tuple its other end sees before it is paired or shipped (docs/pairing.md,
+  // "Through NAT"). Feed the entries read before a batch of halves first. Without it nothing changes.
+  void enable_nat(translate::NatLimits limits);
+  void observe_conntrack(const std::vector<translate::ConntrackEntry>& entries, std::int64_t now_ns,
+                         const translate::ConntrackWatchReport& watch);
 
   // Payload capture (--payload-bytes N): message-level spans (kafka, zmtp) from payload records.
   // Without it nothing changes; the spans join the same health, estimate and recent-span path.
@@ -100,10 +125,27 @@ class AgentCore {
   void ingest_remote(std::int32_t partition, const exchange::WireBatch& batch, std::int64_t now_ns);
   void assign_partitions(const std::vector<std::int32_t>& partitions, std::int64_t now_ns);
   void revoke_partitions(const std::vector<std::int32_t>& partitions);
+  // With both --nat-conntrack and --exchange, every translation learnt is shipped, keyed by its
+  // initiator's host pair, for agents that cannot read this namespace (agent_core_nat.cpp); the
+  // owners send halves re-keyed through such translations on to their new key.
+  void take_outgoing_translations(std::vector<exchange::WireTranslation>& out);
+  void take_forwarded(std::vector<std::pair<std::string, exchange::WireBatch>>& out);
   void note_partition_gap(std::int32_t partition, std::uint64_t records, std::int64_t now_ns);
 
  private:
   bool is_own_traffic(const skewscope_half_event& e) const;
+  // The pairing floor's evidence: which addresses are some captured half's own, and how the
+  // local correlator's halves paired in the window.
+  void learn_local_address(const Half& half);
+  bool captured_address(const Address& a) const { return captured_addresses_.contains(a); }
+  void count_unpaired(std::int64_t now_ns);
+  static constexpr std::size_t kMaxCapturedAddresses = 1 << 16;
+  std::unordered_set<Address, AddressHash> captured_addresses_;
+  // Already in captured_addresses_ (or the set was full); starts as ::, no socket's own address.
+  std::array<Address, 2> recent_addresses_{};
+  std::uint64_t addresses_not_learned_ = 0;  // the set was full
+  PairingWindow pairing_window_;
+  std::vector<UnpairedHalf> unpaired_;  // reused buffer: correlator -> pairing window
 
   DomainRegistry domains_;
   AgentCoreConfig config_;
@@ -116,6 +158,8 @@ class AgentCore {
   HealthTracker health_;
   estimate::Estimator estimator_;
   std::int64_t last_estimate_tick_ns_ = 0;
+  diagnose::HistoryBook diagnosis_history_;
+  void record_diagnosis_history(std::int64_t now_ns);
   IngestCounters ingest_;
   SourceCounters source_;
   std::uint64_t lost_seen_ = 0;  // lost_halves() at the last observe_source()
@@ -123,13 +167,21 @@ class AgentCore {
   std::vector<Span> spans_;
   RecentRing<RecentSpan> recent_{kRecentSpans};
   void record_spans(const std::vector<MessageSpanInfo>* info);
+  std::vector<FlowKey> span_flows_;  // ingest(): the flow of each span of spans_, for record_spans
+  static RecentSpan recent_message_span(const Span& span, const MessageSpanInfo& info);
   std::optional<MessagePairing> messages_;
   std::optional<PayloadReport> payload_;
   std::vector<MessageSpanInfo> span_info_;
   std::optional<exchange::CoreExchange> exchange_;
   std::vector<ShippedKafkaHalf> shipped_;  // reused buffer: MessagePairing -> exchange
   void ship_kafka_halves();
+  void exchange_message_halves();
   void record_remote_message_spans();
+  std::optional<translate::NatTable> nat_;
+  void keep_learnt_translations();
+  void ship_learnt_translations();
+  std::vector<translate::LearntTranslation> learnt_;
+  translate::ConntrackWatchReport nat_watch_;
   RdmaPairing rdma_;
   std::optional<RdmaSourceCounters> rdma_source_;  // set once the RDMA capture runs
   std::uint64_t rdma_outside_domains_ = 0;

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "capture/event_source.hpp"
+#include "capture/family_status.hpp"
 #include "capture/half_decode.hpp"
 #include "capture/payload_decode.hpp"
 #include "capture/payload_source.hpp"
@@ -16,11 +17,15 @@
 #include "correlate/correlator.hpp"
 #include "correlate/message_pairing.hpp"
 #include "correlate/rdma_pairing.hpp"
+#include "diagnose/diagnosis.hpp"
 #include "estimate/estimator.hpp"
 #include "estimate/triangles.hpp"
 #include "exchange/exchange_report.hpp"
 #include "health/health_tracker.hpp"
 #include "health/level_health.hpp"
+#include "otlp/otlp_report.hpp"
+#include "translate/conntrack_watch.hpp"
+#include "translate/nat_table.hpp"
 
 namespace skewscope::exchange {
 struct RemoteResults;
@@ -88,8 +93,21 @@ struct RdmaReport {
   std::optional<Exchange> exchange;
 };
 
+// Address translation (--nat-conntrack): the namespaces whose conntrack is read, what their
+// sockets delivered, and the mappings that turn a half's key into the one its other end sees.
+struct NatReport {
+  translate::ConntrackWatchReport watch;
+  translate::NatCounters table;
+  std::size_t mappings = 0;
+};
+
 struct AgentReport {
   HealthReport health;
+  // The pairing floor (health.pairing holds each local domain's halves in the window), and the
+  // addresses known to be some captured half's own: an unpaired half counts only if its peer is one.
+  PairingFloor pairing_floor;
+  std::size_t captured_addresses = 0;
+  std::uint64_t addresses_not_learned = 0;  // the set was full (AgentCore::kMaxCapturedAddresses)
   std::vector<DomainLoss> domain_losses;
   std::vector<std::string> domain_names;  // indexed by DomainId
   SourceCounters source;
@@ -105,8 +123,15 @@ struct AgentReport {
   std::vector<DomainClock> domain_clocks;            // indexed by DomainId
   std::optional<exchange::ExchangeReport> exchange;  // only with --exchange
   std::optional<PayloadReport> payload;              // only with --payload-bytes
-  WireReport wire;                 // --wire-timestamps: the wire levels of each pair (enabled false without it)
-  std::optional<RdmaReport> rdma;  // only with --rdma
+  WireReport wire;                    // --wire-timestamps: the wire levels of each pair (enabled false without it)
+  std::optional<RdmaReport> rdma;     // only with --rdma
+  FamilyStatuses capture_families{};  // which capture families run, with which candidate, or why not
+  std::optional<NatReport> nat;       // only with --nat-conntrack
+  // Only with --otlp-endpoint: the exporter's counters, filled by the wiring like the exchange's.
+  std::optional<otlp::OtlpReport> otlp;
+  // Why causality broke and whose clock it is (docs/diagnosis.md); filled by add_diagnosis()
+  // (core/report_diagnosis.hpp) once the clock readings are in.
+  diagnose::DiagnosisReport diagnosis;
 
   const std::string& name(DomainId id) const { return domain_names.at(id); }
   const estimate::PairEstimate* estimate_for(DomainId src, DomainId dst) const {
@@ -117,7 +142,7 @@ struct AgentReport {
 };
 
 // With --exchange: the pairs and estimates of the partitions this agent owns join the local ones
-// (pairs kept ordered by key, a violated pair makes the overall health 0), and a remote domain's
+// (pairs kept ordered by key, the overall health decided again over all of them), and a remote domain's
 // clock bound is the one its sender declared.
 void add_remote_results(AgentReport& report, exchange::RemoteResults&& remote);
 

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <utility>
 #include <vector>
 
@@ -15,6 +16,7 @@ class RecentRing {
 
   // Overwrites the oldest item once full (its storage, e.g. a string's buffer, is reused).
   void push(T item) {
+    ++pushed_;
     std::size_t at = start_ + size_;
     if (at >= items_.size()) at -= items_.size();
     items_[at] = std::move(item);
@@ -26,6 +28,9 @@ class RecentRing {
   }
 
   std::size_t size() const { return size_; }
+  // Items ever pushed: a reader that remembers it takes only the items pushed since, and knows
+  // how many it missed when more than capacity() arrived in between (the OTLP feed counts them).
+  std::uint64_t pushed() const { return pushed_; }
   std::size_t capacity() const { return items_.size(); }
   // i = 0 is the oldest item kept, size() - 1 the newest.
   const T& operator[](std::size_t i) const {
@@ -38,6 +43,7 @@ class RecentRing {
   std::vector<T> items_;
   std::size_t start_ = 0;
   std::size_t size_ = 0;
+  std::uint64_t pushed_ = 0;
 };
 
 }  // namespace skewscope

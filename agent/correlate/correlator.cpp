@@ -96,6 +96,29 @@ Correlator::FlowState& Correlator::flow_of(const FlowKey& key) {
   return flows_.back().state;
 }
 
+void Correlator::take_flow(const FlowKey& key, std::vector<Half>& out) {
+  if (slots_.empty()) return;
+  const std::uint64_t h = hash_key(key);
+  const std::size_t mask = slots_.size() - 1;
+  std::size_t at = h & mask;
+  for (; slots_[at].position != 0; at = (at + 1) & mask)
+    if (slots_[at].hash == static_cast<std::uint32_t>(h) && flows_[slots_[at].position - 1].key == key) break;
+  if (slots_[at].position == 0) return;
+  const std::size_t index = slots_[at].position - 1;
+  FlowState& flow = flows_[index].state;
+  for (const PendingSend* s = flow.sends.begin(); s != flow.sends.end(); ++s) {
+    out.push_back(Half{HalfKind::send, s->transport, key, static_cast<std::uint32_t>(s->seq), s->bytes, s->capture_ns,
+                       s->domain_ns, s->domain});
+    --pending_sends_;
+  }
+  for (const PendingRecv* r = flow.recvs.begin(); r != flow.recvs.end(); ++r) {
+    out.push_back(Half{HalfKind::recv, Transport::tcp, key, static_cast<std::uint32_t>(r->seq),
+                       static_cast<std::uint32_t>(r->end - r->seq), r->capture_ns, r->domain_ns, r->domain});
+    --pending_recvs_;
+  }
+  erase_flow(index);
+}
+
 void Correlator::erase_flow(std::size_t index) {
   const std::size_t mask = slots_.size() - 1;
   auto slot_of = [&](std::size_t flow_index) {
@@ -194,19 +217,24 @@ void Correlator::note_send(FlowState& f, std::uint64_t seq, std::uint64_t end, s
   if (f.covered_to >= f.furthest_send_end) f.gap_since_ns = 0;
 }
 
-void Correlator::release_range(FlowState& f, std::uint64_t from, std::uint64_t to) {
+void Correlator::release_range(FlowState& f, std::uint64_t from, std::uint64_t to, const Orphans* orphans) {
   PendingRecv* first = f.recvs.lower_bound(from);
   PendingRecv* last = first;
-  for (; last != f.recvs.end() && last->end <= to; ++last)
-    if (!last->started_a_send) ++counters_.recvs_without_start;
+  for (; last != f.recvs.end() && last->end <= to; ++last) {
+    if (last->started_a_send) continue;
+    ++counters_.recvs_without_start;
+    if (!orphans) continue;
+    ++counters_.recvs_orphaned;
+    if (orphans->out) orphans->out->push_back({HalfKind::recv, last->domain, orphans->flow.src_addr});
+  }
   pending_recvs_ -= static_cast<std::size_t>(last - first);
   f.recvs.erase(first, last);
 }
 
-void Correlator::release_covered(FlowState& f) {
+void Correlator::release_covered(FlowState& f, const Orphans* orphans) {
   if (f.recvs.empty()) return;
-  if (f.island_to != 0) release_range(f, f.island_from, f.island_to);
-  release_range(f, f.covered_from, f.covered_to);
+  if (f.island_to != 0) release_range(f, f.island_from, f.island_to, orphans);
+  release_range(f, f.covered_from, f.covered_to, orphans);
 }
 
 bool Correlator::covered(const FlowState& f, std::uint64_t seq, std::uint64_t end) {
@@ -271,14 +299,16 @@ void Correlator::add_recv(FlowState& flow, std::uint64_t seq, const Half& half, 
   }
 }
 
-void Correlator::expire(std::int64_t now_ns) {
+void Correlator::expire(std::int64_t now_ns, std::vector<UnpairedHalf>* unpaired) {
   // Within a flow, sequence order is time order, so each table ages from its front and the scan
   // stops at the first young entry. A slightly reordered older entry behind it goes on a later
   // pass: it waits at most as long as the reordering, and memory stays bounded by max_pending.
   for (std::size_t i = 0; i < flows_.size();) {
     FlowState& flow = flows_[i].state;
+    const FlowKey& key = flows_[i].key;
     while (!flow.sends.empty() && sat_sub(now_ns, flow.sends.begin()->capture_ns) > limits_.send_max_age_ns) {
       ++counters_.sends_expired;
+      if (unpaired) unpaired->push_back({HalfKind::send, flow.sends.begin()->domain, key.dst_addr});
       --pending_sends_;
       flow.sends.pop_front();
     }
@@ -287,10 +317,16 @@ void Correlator::expire(std::int64_t now_ns) {
       flow.covered_to = flow.furthest_send_end;
       flow.island_from = flow.island_to = 0;
       flow.gap_since_ns = 0;
-      release_covered(flow);
+      const Orphans orphans{key, unpaired};
+      release_covered(flow, &orphans);
     }
+    // A receive that ages out held bytes no send seen covers (else it would have been released).
     while (!flow.recvs.empty() && sat_sub(now_ns, flow.recvs.begin()->capture_ns) > limits_.recv_max_age_ns) {
-      if (!flow.recvs.begin()->started_a_send) ++counters_.recvs_without_start;
+      if (!flow.recvs.begin()->started_a_send) {
+        ++counters_.recvs_without_start;
+        ++counters_.recvs_orphaned;
+        if (unpaired) unpaired->push_back({HalfKind::recv, flow.recvs.begin()->domain, key.src_addr});
+      }
       --pending_recvs_;
       flow.recvs.pop_front();
     }

@@ -29,8 +29,18 @@ struct CorrelatorCounters {
   std::uint64_t sends_expired = 0;        // no receive held its first byte within send_max_age
   std::uint64_t recvs_without_start = 0;  // left the table with no send starting in it: the
                                           // middle of a larger send, or a sender that is not traced
+  std::uint64_t recvs_orphaned = 0;       // of those, the ones no send seen covers: they cannot
+                                          // belong to any send (sender not traced, or its half lost)
   std::uint64_t dropped_table_full = 0;   // halves refused because max_pending was reached
   std::uint64_t duplicate_sends = 0;      // a second send claiming the same first byte (replaced)
+};
+
+// A half that left the tables unpaired (an aged-out send, an orphaned receive), for the pairing
+// floor: its domain, and the address of its other end.
+struct UnpairedHalf {
+  HalfKind kind = HalfKind::send;
+  DomainId domain = 0;
+  Address peer{};
 };
 
 class Correlator {
@@ -39,8 +49,14 @@ class Correlator {
 
   // Appends the spans this half completes to `out`.
   void add(const Half& half, std::vector<Span>& out);
-  // Removes halves older than their age limit at true time now_ns (CLOCK_MONOTONIC).
-  void expire(std::int64_t now_ns);
+  // Removes halves older than their age limit at true time now_ns (CLOCK_MONOTONIC); appends the
+  // sends that aged out and the receives orphaned to `unpaired`, when given.
+  void expire(std::int64_t now_ns, std::vector<UnpairedHalf>* unpaired = nullptr);
+
+  // Removes the flow `key` with every half still waiting in it, appended to `out` (its receives
+  // as Transport::tcp). The exchange's owner re-keys a flow when a router's translation for it
+  // arrives after its first halves did; nothing is counted here, the halves pair elsewhere.
+  void take_flow(const FlowKey& key, std::vector<Half>& out);
 
   std::size_t pending_sends() const { return pending_sends_; }
   std::size_t pending_recvs() const { return pending_recvs_; }
@@ -106,8 +122,14 @@ class Correlator {
   void erase_flow(std::size_t index);
   void rehash(std::size_t slots);
   void note_send(FlowState& flow, std::uint64_t seq, std::uint64_t end, std::int64_t capture_ns);
-  void release_covered(FlowState& flow);
-  void release_range(FlowState& flow, std::uint64_t from, std::uint64_t to);
+  // `orphans`: the receives released belong to no send seen (a gap closed by time); the flow's key
+  // names their peer.
+  struct Orphans {
+    const FlowKey& flow;
+    std::vector<UnpairedHalf>* out;
+  };
+  void release_covered(FlowState& flow, const Orphans* orphans = nullptr);
+  void release_range(FlowState& flow, std::uint64_t from, std::uint64_t to, const Orphans* orphans);
   static bool covered(const FlowState& flow, std::uint64_t seq, std::uint64_t end);
   void add_send(FlowState& flow, std::uint64_t seq, const Half& half, std::vector<Span>& out);
   void add_recv(FlowState& flow, std::uint64_t seq, const Half& half, std::vector<Span>& out);

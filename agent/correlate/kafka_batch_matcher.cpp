@@ -23,6 +23,7 @@ void KafkaBatchMatcher::emit(Produced& p, const KafkaBatchEnd& fetched, const Ka
   s.bytes = p.end.bytes;
   out.push_back(s);
   info.push_back(p.info);
+  info.back().consumer_socket = consumer.socket;
   ++counters_.pairs;
   counters_.paired_records += static_cast<std::uint64_t>(std::max(p.info.records, 0));
 }

@@ -43,6 +43,9 @@ struct MessageSpanInfo {
   std::string topic;
   std::int32_t partition = -1;
   std::int32_t records = 0;
+  // Kafka: the consumer's socket (consumer -> broker), for the OTLP export's server.address; port
+  // 0 when the fetch was not seen on a socket of this agent's.
+  FlowKey consumer_socket{};
 };
 
 struct KafkaMatchCounters {

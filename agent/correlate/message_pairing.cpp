@@ -1,6 +1,7 @@
 #include "correlate/message_pairing.hpp"
 
 #include <algorithm>
+#include <utility>
 
 #include "protocols/kafka/kafka_connection.hpp"
 #include "protocols/zmtp/zmtp_stream.hpp"
@@ -12,6 +13,8 @@ namespace kafka = protocols::kafka;
 namespace zmtp = protocols::zmtp;
 
 std::size_t mix(std::size_t h, std::size_t v) { return (h ^ v) * 1099511628211ull; }
+
+FlowKey reversed(const FlowKey& f) { return {f.dst_addr, f.src_addr, f.dst_port, f.src_port}; }
 
 // One direction of one connection, as seen by one domain.
 struct StreamKey {
@@ -26,27 +29,11 @@ struct StreamKeyHash {
   }
 };
 
-// A ZMTP message: both ends compute the directed flow and the sequence number of its first byte.
-struct MessageKey {
-  FlowKey flow;
-  std::uint32_t seq = 0;
-  bool operator==(const MessageKey&) const = default;
-};
-struct MessageKeyHash {
-  std::size_t operator()(const MessageKey& k) const noexcept { return mix(FlowKeyHash{}(k.flow), k.seq); }
-};
-
-struct PendingHalf {
-  DomainId domain = 0;
-  std::int64_t capture_ns = 0;
-  std::int64_t domain_ns = 0;
-  std::uint32_t bytes = 0;
-};
-
 struct ZmtpStream {
   zmtp::StreamTracker tracker;
   std::int64_t last_seen_ns = 0;
   std::uint64_t sync_losses = 0, invalid = 0;  // already added to the totals
+  bool framing_counted = false, unparsed_counted = false;
 };
 
 struct KafkaConnection {
@@ -63,7 +50,8 @@ struct MessagePairing::State {
   MessagePairingCounters counters;
   std::unordered_map<StreamKey, ZmtpStream, StreamKeyHash> zmtp_streams;
   std::unordered_map<StreamKey, KafkaConnection, StreamKeyHash> kafka_connections;  // kind unused: send
-  std::unordered_map<MessageKey, PendingHalf, MessageKeyHash> zmtp_sends, zmtp_recvs;
+  ZmtpMessageMatcher zmtp;
+  DivertZmtp divert_zmtp;  // --exchange: see message_pairing.hpp
   KafkaBatchMatcher kafka_batches;
   bool ship_kafka = false;                // --exchange: see message_pairing.hpp
   std::vector<ShippedKafkaHalf> shipped;  // taken by the caller after each add()
@@ -72,23 +60,12 @@ struct MessagePairing::State {
   std::vector<zmtp::Message> messages;
   std::vector<kafka::BatchHalf> batches;
 
-  std::size_t pending() const { return zmtp_sends.size() + zmtp_recvs.size() + kafka_batches.pending(); }
-
-  static Span make_span(const PendingHalf& send, const PendingHalf& recv, Transport transport) {
-    Span s;
-    s.src = send.domain;
-    s.dst = recv.domain;
-    s.transport = transport;
-    s.send_ns = send.domain_ns;
-    s.recv_ns = recv.domain_ns;
-    s.capture_ns = recv.capture_ns;
-    s.bytes = send.bytes;
-    return s;
-  }
+  std::size_t pending() const { return zmtp.pending() + kafka_batches.pending(); }
 
   void add_zmtp(const PayloadChunk& chunk, const ToDomainClock& clock, std::vector<Span>& out,
                 std::vector<MessageSpanInfo>& info) {
     const Half& h = chunk.half;
+    const bool send = h.kind == HalfKind::send;
     StreamKey key{h.domain, h.kind, h.flow};
     auto it = zmtp_streams.find(key);
     if (it == zmtp_streams.end()) {
@@ -101,38 +78,57 @@ struct MessagePairing::State {
     ZmtpStream& stream = it->second;
     stream.last_seen_ns = h.capture_ns;
     messages.clear();
-    stream.tracker.feed({static_cast<std::uint64_t>(h.capture_ns), h.seq, h.bytes, chunk.prefix}, messages);
+    // The other direction of the same socket, as this domain saw it: its greeting says which
+    // version this direction's greeting settles on (a 3.x peer downgrades for a 2.0 one).
+    const StreamKey peer_key{h.domain, send ? HalfKind::recv : HalfKind::send, reversed(h.flow)};
+    const auto peer = zmtp_streams.find(peer_key);
+    zmtp::feed_direction(stream.tracker, peer == zmtp_streams.end() ? nullptr : &peer->second.tracker,
+                         {static_cast<std::uint64_t>(h.capture_ns), h.seq, h.bytes, chunk.prefix}, messages);
     const auto& c = stream.tracker.counters();
     counters.parser_sync_losses += c.sync_losses - stream.sync_losses;
     counters.parser_invalid += c.invalid - stream.invalid;
     stream.sync_losses = c.sync_losses;
     stream.invalid = c.invalid;
-    const bool send = h.kind == HalfKind::send;
+    count_stream_facts(key, stream);
     for (const auto& m : messages) {
-      PendingHalf half;
-      half.domain = h.domain;
       // The sender's stamp is the call that wrote its first byte; the receiver's, the call that
       // read its last: the message is whole in the receiver's hands only then.
-      half.capture_ns = static_cast<std::int64_t>(send ? m.first_ts_ns : m.last_ts_ns);
-      half.domain_ns = clock(h.domain, half.capture_ns);
-      half.bytes = static_cast<std::uint32_t>(std::min<std::uint64_t>(m.wire_bytes, UINT32_MAX));
+      const auto ts = static_cast<std::int64_t>(send ? m.first_ts_ns : m.last_ts_ns);
+      const ZmtpMessageEnd end{h.domain, ts, clock(h.domain, ts),
+                               static_cast<std::uint32_t>(std::min<std::uint64_t>(m.wire_bytes, UINT32_MAX))};
       (send ? counters.zmtp_send_messages : counters.zmtp_recv_messages) += 1;
-      MessageKey mk{h.flow, m.seq};
-      auto& other = send ? zmtp_recvs : zmtp_sends;
-      if (auto o = other.find(mk); o != other.end()) {
-        out.push_back(send ? make_span(half, o->second, Transport::zmtp) : make_span(o->second, half, Transport::zmtp));
-        info.push_back({});
-        ++counters.zmtp_pairs;
-        other.erase(o);
-        continue;
+      if (divert_zmtp) {
+        Half half = h;
+        half.transport = Transport::zmtp;
+        half.seq = m.seq;
+        half.bytes = end.bytes;
+        half.capture_ns = ts;
+        half.domain_ns = end.time_ns;
+        if (divert_zmtp(half)) {
+          ++counters.zmtp_diverted;
+          continue;
+        }
       }
-      if (pending() >= limits.max_pending) {
-        ++counters.dropped_table_full;
-        continue;
-      }
-      auto& mine = send ? zmtp_sends : zmtp_recvs;
-      auto [slot, inserted] = mine.insert_or_assign(mk, half);
-      if (!inserted) ++counters.duplicate_halves;
+      if (zmtp.add(h.kind, h.flow, m.seq, end, pending() < limits.max_pending, out)) info.push_back({});
+    }
+  }
+
+  // Once per stream: the framing its greeting settled on, or why it is not parsed (with the
+  // socket, so that the status names it).
+  void count_stream_facts(const StreamKey& key, ZmtpStream& stream) {
+    const zmtp::StreamTracker& t = stream.tracker;
+    if (!stream.framing_counted && t.state() != zmtp::StreamTracker::State::kGreeting &&
+        t.framing() != zmtp::Framing::kUndecided && t.counters().greetings > 0) {
+      stream.framing_counted = true;
+      ++(t.framing() == zmtp::Framing::kZmtp3 ? counters.zmtp_streams_v3 : counters.zmtp_streams_v2);
+      counters.zmtp_streams_downgraded += t.counters().downgrades;
+    }
+    if (!stream.unparsed_counted && t.unparsed_reason()) {
+      stream.unparsed_counted = true;
+      ++counters.zmtp_unparsed_streams[static_cast<std::size_t>(*t.unparsed_reason())];
+      auto& recent = counters.zmtp_unparsed_recent;
+      if (recent.size() == kZmtpUnparsedRecent) recent.erase(recent.begin());
+      recent.push_back({key.domain, key.kind, key.flow, *t.unparsed_reason()});
     }
   }
 
@@ -217,18 +213,7 @@ struct MessagePairing::State {
 
   void expire(std::int64_t now_ns) {
     const std::int64_t cutoff = now_ns - limits.max_age_ns;
-    auto age = [&](auto& table, std::uint64_t& unpaired) {
-      for (auto it = table.begin(); it != table.end();) {
-        if (it->second.capture_ns < cutoff) {
-          ++unpaired;
-          it = table.erase(it);
-        } else {
-          ++it;
-        }
-      }
-    };
-    age(zmtp_sends, counters.unpaired_sends);
-    age(zmtp_recvs, counters.unpaired_recvs);
+    zmtp.expire(cutoff);
     ship_overdue(now_ns);
     kafka_batches.expire(cutoff);
     const std::int64_t idle = now_ns - limits.idle_stream_ns;
@@ -256,6 +241,12 @@ void MessagePairing::add(const PayloadChunk& chunk, const ToDomainClock& clock, 
 void MessagePairing::expire(std::int64_t now_ns) { state_->expire(now_ns); }
 MessagePairingCounters MessagePairing::counters() const {
   MessagePairingCounters c = state_->counters;
+  const ZmtpMatchCounters& z = state_->zmtp.counters();
+  c.zmtp_pairs = z.pairs;
+  c.duplicate_halves += z.duplicates;
+  c.dropped_table_full += z.table_full;
+  c.unpaired_sends += z.unpaired_sends;
+  c.unpaired_recvs += z.unpaired_recvs;
   const KafkaMatchCounters& k = state_->kafka_batches.counters();
   c.kafka_produced_batches = k.produced;
   c.kafka_fetched_batches = k.fetched;
@@ -270,6 +261,7 @@ MessagePairingCounters MessagePairing::counters() const {
 }
 
 void MessagePairing::ship_kafka_halves(bool on) { state_->ship_kafka = on; }
+void MessagePairing::divert_zmtp_halves(DivertZmtp divert) { state_->divert_zmtp = std::move(divert); }
 void MessagePairing::take_shipped(std::vector<ShippedKafkaHalf>& out) {
   out.clear();
   out.swap(state_->shipped);

@@ -1,10 +1,12 @@
 // Message-level spans from payload chunks: one span per ZeroMQ message (transport zmtp) and one
 // per Kafka record batch, producer send -> consumer receive across the broker (transport kafka).
 //
-// ZMTP: each direction of each connection is framed by a protocols::zmtp::StreamTracker. A message
-// is keyed by (directed 4-tuple, TCP sequence number of its first byte), which both ends compute:
-// the send half is stamped by the chunk holding its first byte (syscall entry), the receive half
-// by the chunk holding its last byte (syscall exit), so with one clock a span is never negative.
+// ZMTP: each direction of each connection is framed by a protocols::zmtp::StreamTracker, told the
+// version the other direction of the same socket announced (a 3.x peer downgrades to 2.0 for a
+// 2.0 one). A message is keyed by (directed 4-tuple, TCP sequence number of its first byte), which
+// both ends compute (ZmtpMessageMatcher): the send half is stamped by the chunk holding its first
+// byte (syscall entry), the receive half by the chunk holding its last byte (syscall exit), so
+// with one clock a span is never negative.
 //
 // Kafka: each client connection is followed by a protocols::kafka::ConnectionTracker. A
 // connection's role comes from its first chunk: a socket whose first traced call sends is a client
@@ -18,6 +20,7 @@
 // Both sides wait in bounded, aged tables; every drop is counted.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <deque>
 #include <functional>
@@ -30,10 +33,14 @@
 
 #include "capture/payload_decode.hpp"
 #include "correlate/kafka_batch_matcher.hpp"
+#include "correlate/zmtp_message_matcher.hpp"
+#include "protocols/zmtp/zmtp_stream.hpp"
 #include "skewscope/half.hpp"
 #include "skewscope/span.hpp"
 
 namespace skewscope {
+
+inline constexpr std::size_t kZmtpUnparsedRecent = 16;
 
 struct MessagePairingLimits {
   std::size_t max_streams = 16384;                // followed connection directions (ZMTP) / connections (Kafka)
@@ -45,10 +52,25 @@ struct MessagePairingLimits {
   std::int64_t exchange_fetch_grace_ns = 300'000'000;
 };
 
+// A ZMTP stream (one direction of a socket, as one domain saw it) that is not parsed, and why.
+struct ZmtpUnparsedStream {
+  DomainId domain = 0;
+  HalfKind kind = HalfKind::send;
+  FlowKey flow;  // sender -> receiver of the direction
+  protocols::zmtp::UnparsedReason reason = protocols::zmtp::UnparsedReason::kNotAGreeting;
+};
+
 struct MessagePairingCounters {
   std::uint64_t zmtp_send_messages = 0;
   std::uint64_t zmtp_recv_messages = 0;
   std::uint64_t zmtp_pairs = 0;
+  std::uint64_t zmtp_diverted = 0;  // --exchange: halves of other hosts' messages, paired by the exchange
+  // ZMTP streams by the framing their greeting settled on; 2.0 includes the downgraded ones.
+  std::uint64_t zmtp_streams_v3 = 0;
+  std::uint64_t zmtp_streams_v2 = 0;
+  std::uint64_t zmtp_streams_downgraded = 0;  // announced 3.x, spoke 2.0 for a 2.0 peer
+  std::array<std::uint64_t, protocols::zmtp::kUnparsedReasons> zmtp_unparsed_streams{};  // by reason
+  std::vector<ZmtpUnparsedStream> zmtp_unparsed_recent;  // the latest kZmtpUnparsedRecent of them
   std::uint64_t kafka_produced_batches = 0;
   std::uint64_t kafka_fetched_batches = 0;
   std::uint64_t kafka_pairs = 0;
@@ -98,6 +120,13 @@ class MessagePairing {
   // exchange_fetch_grace_ns is handed out and forgotten here. Each fetch is thus paired once: here
   // when its producer is here, else by the exchange's owner of the batch's topic-partition.
   void ship_kafka_halves(bool on);
+  // The exchange (--exchange): each ZMTP message half is first offered to `divert`, as a Half of
+  // transport zmtp (its flow, the sequence number of the message's first byte, its size on the
+  // wire, the stamps the local pairing would use); a half it takes (the other end of its flow is
+  // another host's) is paired by the exchange's owner of that host pair, keyed like a TCP half,
+  // and not here. Unset: every ZMTP half is paired here.
+  using DivertZmtp = std::function<bool(const Half&)>;
+  void divert_zmtp_halves(DivertZmtp divert);
   // The halves handed out since the last call (bounded by what one add() produces per call).
   void take_shipped(std::vector<ShippedKafkaHalf>& out);
   std::size_t pending() const;

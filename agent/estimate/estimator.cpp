@@ -42,8 +42,11 @@ ConstraintSet constraints_of(const std::vector<const Bucket*>& live, std::int64_
 
 }  // namespace
 
-bool at_risk(double offset_ns, double dt_min_ns, double share) {
+bool at_risk(double offset_ns, double bound_ns, double dt_min_ns, double share) {
   if (dt_min_ns <= 0) return true;  // no margin left at all
+  // An interval that holds zero cannot say the clocks are apart at all: its midpoint may be a
+  // path asymmetry (the bias the traffic cannot see), as with 13.6 ± 33.3 µs over the exchange.
+  if (std::fabs(offset_ns) <= bound_ns) return false;
   return std::fabs(offset_ns) >= share * dt_min_ns;
 }
 
@@ -188,7 +191,7 @@ PairEstimate Estimator::evaluate_canonical(const PairState& state, DomainId low,
   const bool slope_pinned = rho_max == 0 || e.drift_ppm.has_value();
   e.settled = !e.empty_interval && slope_pinned &&
               (*e.dt_min_ns <= 0 || *e.bound_ns <= config_.at_risk_max_bound_ratio * *e.dt_min_ns);
-  e.at_risk = e.settled && at_risk(*e.offset_ns, *e.dt_min_ns, config_.at_risk_share);
+  e.at_risk = e.settled && at_risk(*e.offset_ns, *e.bound_ns, *e.dt_min_ns, config_.at_risk_share);
   return e;
 }
 

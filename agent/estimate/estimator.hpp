@@ -26,7 +26,7 @@ struct Config {
   // but an extrapolation to now can miss it first. 0 turns the model into the plain intersection
   // [max lower, min upper] (and disables drift estimates).
   double max_drift_ppm = 200;
-  double at_risk_share = 0.5;  // at_risk when |offset| ≥ share × Δt_min ...
+  double at_risk_share = 0.5;  // at_risk when |offset| ≥ share × Δt_min and |offset| > bound ...
   // ... and the interval is settled: a half-width above this many Δt_min (warm-up while the drift
   // slope is not pinned, or the hull after a break) leaves the midpoint too loose for a verdict.
   // Seen in the lab: at offset 0 the first 1–2 s gave midpoints a whole Δt_min off.
@@ -167,9 +167,13 @@ const char* missing_bound_name(MissingBound b);    // nullptr for none
 // Re-expresses an estimate for the opposite direction (θ changes sign, forward ↔ reverse).
 PairEstimate reversed(const PairEstimate& e);
 
-// The at-risk test, kept separate so health can apply it to any offset/Δt_min it trusts.
-// Why not |offset| + bound: with traffic-only bounds the half-width equals Δt_min (both are half
-// the minimum round trip), so |offset| + bound ≥ share × Δt_min would hold for every pair.
-bool at_risk(double offset_ns, double dt_min_ns, double share);
+// The at-risk test, kept separate so health can apply it to any offset/Δt_min it trusts: the
+// offset exceeds its own uncertainty (|offset| > bound: the interval [offset ± bound] excludes
+// zero) and reaches share × Δt_min; or Δt_min ≤ 0. Why not |offset| + bound: with traffic-only
+// bounds the half-width equals Δt_min (both are half the minimum round trip), so |offset| + bound
+// ≥ share × Δt_min would hold for every pair. With such bounds the interval excludes zero only
+// once one direction's minimum span is negative: from the traffic alone, at_risk comes with the
+// first inversions; before them only the clocks' error bounds can say a pair is at risk.
+bool at_risk(double offset_ns, double bound_ns, double dt_min_ns, double share);
 
 }  // namespace skewscope::estimate

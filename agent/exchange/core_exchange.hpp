@@ -101,6 +101,21 @@ class CoreExchange {
     out.swap(message_outbox_);
   }
 
+  // A translation learnt from a router's conntrack (--nat-conntrack with --exchange), for the owner
+  // of its initiator's host pair; dropped, counted, when the hand-over is full.
+  void ship_translation(const WireTranslation& t) {
+    if (translation_outbox_.size() >= config_.outbox_limit) {
+      ++translations_outbox_full_;
+      return;
+    }
+    ++translations_shipped_;
+    translation_outbox_.push_back(t);
+  }
+  void take_outgoing_translations(std::vector<WireTranslation>& out) {
+    out.clear();
+    out.swap(translation_outbox_);
+  }
+
   // The halves to ship; WireHalf::domain holds the local DomainId.
   void take_outgoing(std::vector<OutgoingHalf>& out) {
     out.clear();
@@ -117,6 +132,8 @@ class CoreExchange {
     r.dropped[static_cast<std::size_t>(DropReason::outbox_full)] += outbox_full_;
     r.local_addresses = owned_.size();
     r.kafka_halves_shipped = messages_shipped_;
+    r.nat.translations_shipped = translations_shipped_;
+    r.nat.translations_outbox_full = translations_outbox_full_;
     pairing_.fill(r);
   }
 
@@ -129,6 +146,8 @@ class CoreExchange {
   std::uint64_t rdma_shipped_ = 0;
   std::vector<OutgoingMessageHalf> message_outbox_;
   std::uint64_t messages_shipped_ = 0;
+  std::vector<WireTranslation> translation_outbox_;
+  std::uint64_t translations_shipped_ = 0, translations_outbox_full_ = 0;
   std::uint64_t local_ = 0, sampled_out_ = 0, outbox_full_ = 0;
 };
 

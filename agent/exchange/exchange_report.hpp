@@ -10,7 +10,9 @@
 #include <vector>
 
 #include "correlate/kafka_batch_matcher.hpp"
+#include "correlate/zmtp_message_matcher.hpp"
 #include "exchange/record_codec.hpp"
+#include "exchange/remote_nat.hpp"
 
 namespace skewscope::exchange {
 
@@ -72,8 +74,24 @@ struct ExchangeReport {
   // Kafka batch halves: shipped by this agent's core, and paired on the partitions it owns.
   std::uint64_t kafka_halves_shipped = 0;
   KafkaMatchCounters kafka_batches;
+  // ZMTP message halves paired on the partitions this agent owns (shipped: in halves_produced).
+  ZmtpMatchCounters zmtp_messages;
+  // Translations from routers: shipped by this agent (it reads a router's conntrack), and the
+  // ones held here for the partitions it owns, with the halves they re-keyed (remote_nat.hpp).
+  struct Nat {
+    std::uint64_t translations_shipped = 0;
+    std::uint64_t translations_outbox_full = 0;
+    std::size_t translations = 0;  // held now
+    RemoteNatCounters owner;
+  } nat;
   std::uint64_t remote_domains = 0;
   std::uint64_t local_addresses = 0;
+  // Trust (docs/security.md): insecure mode, the keys in use (hex ids, the first signs), failed
+  // re-reads of the key files, and the domain names bound to a signer with how many signers.
+  bool insecure = false;
+  std::vector<std::string> key_ids;
+  std::uint64_t key_reload_failures = 0;
+  std::uint64_t domains_bound = 0, signers = 0;
   std::string last_error;
 };
 

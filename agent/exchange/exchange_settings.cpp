@@ -82,4 +82,22 @@ Result<ExchangeSettings> parse_exchange_settings(const std::string& exchange, co
   return SettingsResult::ok(std::move(out));
 }
 
+Status apply_trust_options(ExchangeSettings& settings, const std::vector<std::string>& key_files, bool insecure) {
+  if (insecure && !key_files.empty())
+    return Status::fail("--exchange-insecure and --exchange-key-file exclude each other");
+  if (insecure) {
+    settings.insecure = true;
+    return Status::ok();
+  }
+  if (key_files.empty())
+    return Status::fail(
+        "--exchange needs --exchange-key-file (records are signed and verified), or --exchange-insecure to let "
+        "anyone who can write to the topic speak for the agents");
+  auto keys = load_exchange_keys(key_files);
+  if (!keys) return Status::fail(keys.error);
+  settings.key_files = key_files;
+  settings.keys = std::move(*keys);
+  return Status::ok();
+}
+
 }  // namespace skewscope::exchange

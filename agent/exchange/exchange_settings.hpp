@@ -4,10 +4,14 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
 
+#include "domains/tenant_map.hpp"
+#include "exchange/domain_claims.hpp"
+#include "exchange/exchange_keys.hpp"
 #include "skewscope/result.hpp"
 
 namespace skewscope::exchange {
@@ -25,13 +29,24 @@ struct ExchangeSettings {
   std::string topic = kDefaultTopic;
   std::string group = kDefaultGroup;
   std::uint32_t sample_one_in = 1;
+  TenantMap tenants;                     // --tenant or the policy file's: each record says its domains' tenants
   std::string host_name;                 // sender's name in every batch
   std::vector<std::string> netns_paths;  // namespaces whose addresses are this agent's ("" = own)
+  // Trust (docs/security.md): the key files, re-read while running (rotation), and the keys they
+  // held at start; or insecure mode, where nothing is signed or verified.
+  std::vector<std::string> key_files;
+  std::optional<ExchangeKeys> keys;
+  bool insecure = false;
+  std::size_t domains_per_signer = kDefaultDomainsPerSigner;  // --exchange-domains-per-agent
 };
 
 // The settings (host_name and netns_paths left for the caller), or an error naming the option.
 Result<ExchangeSettings> parse_exchange_settings(const std::string& exchange, const std::vector<std::string>& config,
                                                  const std::string& topic, const std::string& group,
                                                  const std::string& sample);
+
+// --exchange-key-file / --exchange-insecure: exactly one of the two, and the keys must load
+// (strict permissions, well-formed); the keys and files are stored in `settings`.
+Status apply_trust_options(ExchangeSettings& settings, const std::vector<std::string>& key_files, bool insecure);
 
 }  // namespace skewscope::exchange

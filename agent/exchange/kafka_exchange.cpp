@@ -4,11 +4,16 @@
 // kafka_exchange_producer.cpp and kafka_exchange_consumer.cpp.
 #include "exchange/kafka_exchange.hpp"
 
+#include <openssl/rand.h>
+
+#include <ctime>
+#include <iostream>
 #include <string>
 #include <utility>
 #include <vector>
 
 #include "capture/clock_mapping.hpp"
+#include "core/agent_core.hpp"
 
 namespace skewscope::exchange {
 namespace {
@@ -61,6 +66,46 @@ KafkaExchange::KafkaExchange(const ExchangeSettings& settings, AgentCore& core, 
   stats_.brokers = settings.brokers;
   stats_.topic = settings.topic;
   stats_.group = settings.group;
+  stats_.insecure = !settings.keys;  // without keys nothing is signed or verified, whatever the reason
+  if (settings.keys) keys_ = std::make_shared<const ExchangeKeys>(*settings.keys);
+  // A run's records are told from an earlier run's by this number; a repeat would let a replay
+  // of the earlier run's records pass, so it comes from the CSPRNG (time as the fallback).
+  if (RAND_bytes(reinterpret_cast<unsigned char*>(&epoch_), sizeof epoch_) != 1)
+    epoch_ = static_cast<std::uint64_t>(monotonic_now_ns()) ^ static_cast<std::uint64_t>(realtime_now_ns());
+}
+
+std::int64_t KafkaExchange::realtime_now_ns() {
+  timespec t{};
+  clock_gettime(CLOCK_REALTIME, &t);
+  return t.tv_sec * 1'000'000'000LL + t.tv_nsec;
+}
+
+std::shared_ptr<const ExchangeKeys> KafkaExchange::current_keys() const {
+  std::lock_guard guard(keys_lock_);
+  return keys_;
+}
+
+// The key files again: a changed set takes effect at once (the first key signs the next record);
+// a set that no longer loads (a file half-written, a mode gone wrong) leaves the keys in use.
+void KafkaExchange::reload_keys() {
+  if (settings_.insecure || settings_.key_files.empty()) return;  // no files: keys given in code (benchmark)
+  auto loaded = load_exchange_keys(settings_.key_files);
+  if (!loaded) {
+    std::lock_guard guard(stats_lock_);
+    ++stats_.key_reload_failures;
+    stats_.last_error = "key files: " + loaded.error;
+    return;
+  }
+  auto now = current_keys();
+  std::vector<KeyId> before, after;
+  if (now)
+    for (const auto& k : now->keys) before.push_back(k.id);
+  for (const auto& k : loaded->keys) after.push_back(k.id);
+  if (before == after) return;
+  std::cerr << "skewscope agent: exchange keys changed: signing with " << key_id_hex(after.front()) << " ("
+            << loaded->keys.front().source << "), " << after.size() << " accepted" << std::endl;
+  std::lock_guard guard(keys_lock_);
+  keys_ = std::make_shared<const ExchangeKeys>(std::move(*loaded));
 }
 
 Result<std::unique_ptr<KafkaExchange>> KafkaExchange::create(const ExchangeSettings& settings, AgentCore& core,
@@ -108,6 +153,16 @@ void KafkaExchange::log_cb(const rd_kafka_t* rk, int level, const char* fac, con
 }
 
 void KafkaExchange::start() {
+  {
+    // This agent's own domains are bound to it: no other agent's record may speak for them.
+    std::vector<std::string> own;
+    std::lock_guard guard(core_lock_);
+    for (std::size_t i = 0; i < core_.domains().size(); ++i)
+      own.push_back(core_.domains().name(static_cast<DomainId>(i)));
+    intake_ = std::make_unique<RecordIntake>(settings_.host_name, own, kDefaultReplayWindowNs,
+                                             DomainClaims(settings_.domains_per_signer), settings_.tenants);
+  }
+  last_keys_ns_ = monotonic_now_ns();
   refresh_addresses();
   last_refresh_ns_ = monotonic_now_ns();
   rd_kafka_topic_partition_list_t* topics = rd_kafka_topic_partition_list_new(1);
@@ -145,6 +200,13 @@ void KafkaExchange::fill(ExchangeReport& report) const {
   for (std::size_t i = 0; i < report.dropped.size(); ++i) report.dropped[i] += stats_.dropped[i];
   for (std::size_t i = 0; i < report.rejected.size(); ++i) report.rejected[i] += stats_.rejected[i];
   report.last_error = stats_.last_error;
+  report.insecure = stats_.insecure;
+  report.key_reload_failures = stats_.key_reload_failures;
+  report.domains_bound = stats_.domains_bound;
+  report.signers = stats_.signers;
+  report.key_ids.clear();
+  if (auto keys = current_keys())
+    for (const auto& k : keys->keys) report.key_ids.push_back(key_id_hex(k.id));
 }
 
 }  // namespace skewscope::exchange

@@ -19,8 +19,10 @@
 #include <thread>
 #include <unordered_map>
 
+#include "capture/clock_mapping.hpp"
 #include "exchange/exchange_report.hpp"
 #include "exchange/exchange_settings.hpp"
+#include "exchange/record_intake.hpp"
 #include "skewscope/result.hpp"
 
 namespace skewscope {
@@ -28,6 +30,9 @@ class AgentCore;
 }
 
 namespace skewscope::exchange {
+
+// Nanoseconds per millisecond: the Kafka threads keep monotonic nanoseconds, librdkafka wants ms.
+inline constexpr std::int64_t kMs = 1'000'000;
 
 class KafkaExchange {
  public:
@@ -54,11 +59,20 @@ class KafkaExchange {
   void run_consumer();
   void refresh_addresses();
   void produce_outgoing();
+  // One record of `batch` under `key`; false (counted as dropped) when librdkafka refused it.
+  // Fills the batch's domain_tenants from settings_.tenants, then encodes, signs and sends it.
+  bool produce_record(const std::string& key, WireBatch& batch);
   void consume(std::int64_t budget_ms);
   void update_status();
   void on_rebalance(rd_kafka_t* rk, rd_kafka_resp_err_t err, rd_kafka_topic_partition_list_t* parts);
   void on_delivery(const rd_kafka_message_t* msg);
   void count_drop(DropReason reason, std::uint64_t halves, const std::string& key);
+  // Trust (docs/security.md): the keys in use, re-read from their files every few seconds so that
+  // a rotation needs no restart; the value produced for a record (signed unless insecure).
+  std::shared_ptr<const ExchangeKeys> current_keys() const;
+  void reload_keys();
+  std::string seal(const std::string& kafka_key, std::string record);
+  static std::int64_t realtime_now_ns();  // CLOCK_REALTIME: when a record is signed, and freshness
 
   static void rebalance_cb(rd_kafka_t* rk, rd_kafka_resp_err_t err, rd_kafka_topic_partition_list_t* parts,
                            void* opaque);
@@ -77,13 +91,22 @@ class KafkaExchange {
   std::atomic<std::uint32_t> clock_status_{0};
 
   // Producer thread only.
-  std::deque<std::pair<std::int64_t, std::int64_t>> clock_samples_;  // (monotonic, realtime), ~2 s
+  // The last 2 s of clock samples: a shipped half's wall-clock time is interpolated between the
+  // two taken around its capture (core_exchange.hpp says why).
+  MonotonicToRealtime recent_clock_{MonotonicToRealtime::Keep::recent(2'000'000'000)};
   void sample_clocks();
-  std::optional<std::int64_t> realtime_at(std::int64_t mono_ns) const;
   std::unordered_map<std::string, std::uint64_t> dropped_since_batch_;  // by key, told in the next batch
+  std::uint64_t epoch_ = 0;     // random at start: a reader tells this run's sequence from an earlier one's
+  std::uint64_t sequence_ = 0;  // of the records signed by this run
+  std::int64_t last_keys_ns_ = 0;
   // Consumer thread only (rebalance callbacks run inside its poll).
   std::map<std::int32_t, std::int64_t> next_offset_;  // per owned partition, gap detection
+  std::unique_ptr<RecordIntake> intake_;              // made by start(), once the domains are known
   std::int64_t last_refresh_ns_ = 0, last_status_ns_ = 0;
+
+  // Written by the producer thread (reload), read by both threads and fill().
+  mutable std::mutex keys_lock_;
+  std::shared_ptr<const ExchangeKeys> keys_;  // null: insecure
 
   // Shared with fill() (the HTTP thread).
   mutable std::mutex stats_lock_;

@@ -16,8 +16,6 @@
 namespace skewscope::exchange {
 namespace {
 
-constexpr std::int64_t kMs = 1'000'000;
-
 std::vector<std::int32_t> partitions_of(const rd_kafka_topic_partition_list_t* parts) {
   std::vector<std::int32_t> out;
   for (int i = 0; i < parts->cnt; ++i) out.push_back(parts->elems[i].partition);
@@ -69,6 +67,7 @@ void KafkaExchange::consume(std::int64_t budget_ms) {
   std::vector<std::pair<std::int32_t, std::uint64_t>> gaps;
   std::array<std::uint64_t, static_cast<std::size_t>(RecordReject::count_)> rejected{};
   const std::int64_t deadline = monotonic_now_ns() + budget_ms * kMs;
+  const std::shared_ptr<const ExchangeKeys> keys = current_keys();
   for (int i = 0; i < 2000; ++i) {
     const std::int64_t left = (deadline - monotonic_now_ns()) / kMs;
     rd_kafka_message_t* msg = rd_kafka_consumer_poll(consumer_, static_cast<int>(std::max<std::int64_t>(left, 0)));
@@ -80,7 +79,10 @@ void KafkaExchange::consume(std::int64_t budget_ms) {
       if (next != next_offset_.end() && msg->offset > next->second)
         gaps.emplace_back(msg->partition, msg->offset - next->second);
       next_offset_[msg->partition] = msg->offset + 1;
-      DecodedRecord d = decode_record({static_cast<const std::uint8_t*>(msg->payload), msg->len});
+      // Verified (signature, freshness, signer's domains) before any of it is used.
+      auto d = intake_->take({static_cast<const std::uint8_t*>(msg->payload), msg->len},
+                             {static_cast<const char*>(msg->key), msg->key ? msg->key_len : 0}, msg->partition,
+                             keys.get(), realtime_now_ns(), monotonic_now_ns());
       if (d) {
         items.push_back({msg->partition, std::move(*d.value)});
       } else {
@@ -96,6 +98,8 @@ void KafkaExchange::consume(std::int64_t budget_ms) {
   {
     std::lock_guard guard(stats_lock_);
     for (std::size_t i = 0; i < rejected.size(); ++i) stats_.rejected[i] += rejected[i];
+    stats_.domains_bound = intake_->claims().bound();
+    stats_.signers = intake_->claims().signers();
   }
   if (items.empty() && gaps.empty()) return;
   const std::int64_t now = monotonic_now_ns();

@@ -15,13 +15,9 @@
 #include "core/agent_core.hpp"
 #include "exchange/flow_keys.hpp"
 #include "exchange/local_addresses.hpp"
+#include "exchange/record_signing.hpp"
 
 namespace skewscope::exchange {
-namespace {
-
-constexpr std::int64_t kMs = 1'000'000;
-
-}  // namespace
 
 void KafkaExchange::delivery_cb(rd_kafka_t*, const rd_kafka_message_t* msg, void* opaque) {
   static_cast<KafkaExchange*>(opaque)->on_delivery(msg);
@@ -63,46 +59,24 @@ void KafkaExchange::refresh_addresses() {
 }
 
 void KafkaExchange::sample_clocks() {
-  // The tightest of three read pairs: a preempted read would place the sample wrongly.
-  std::int64_t best_gap = INT64_MAX, mono = 0, real = 0;
-  for (int i = 0; i < 3; ++i) {
-    timespec a{}, r{}, b{};
-    clock_gettime(CLOCK_MONOTONIC, &a);
-    clock_gettime(CLOCK_REALTIME, &r);
-    clock_gettime(CLOCK_MONOTONIC, &b);
-    const std::int64_t before = a.tv_sec * 1'000'000'000LL + a.tv_nsec, after = b.tv_sec * 1'000'000'000LL + b.tv_nsec;
-    if (after - before < best_gap) {
-      best_gap = after - before;
-      mono = before + (after - before) / 2;
-      real = r.tv_sec * 1'000'000'000LL + r.tv_nsec;
-    }
-  }
-  if (!clock_samples_.empty() && mono <= clock_samples_.back().first) return;
-  clock_samples_.emplace_back(mono, real);
-  while (clock_samples_.size() > 2 && mono - clock_samples_.front().first > 2000 * kMs) clock_samples_.pop_front();
-}
-
-std::optional<std::int64_t> KafkaExchange::realtime_at(std::int64_t mono_ns) const {
-  auto it = std::lower_bound(clock_samples_.begin(), clock_samples_.end(), mono_ns,
-                             [](const auto& s, std::int64_t t) { return s.first < t; });
-  if (it == clock_samples_.begin() || it == clock_samples_.end()) return std::nullopt;  // not bracketed
-  const auto& [m0, r0] = *std::prev(it);
-  const auto& [m1, r1] = *it;
-  const double f = static_cast<double>(mono_ns - m0) / static_cast<double>(m1 - m0);
-  return r0 + (mono_ns - m0) + static_cast<std::int64_t>(f * static_cast<double>((r1 - m1) - (r0 - m0)));
+  recent_clock_.sample_now(3);  // the tightest of three read pairs
 }
 
 void KafkaExchange::produce_outgoing() {
   std::vector<OutgoingHalf> out;
   std::vector<OutgoingRdmaHalf> rdma_out;
   std::vector<OutgoingMessageHalf> messages;
+  std::vector<WireTranslation> translations;
+  std::vector<std::pair<std::string, WireBatch>> forwarded;
   std::vector<std::string> names;
   {
     std::lock_guard guard(core_lock_);
     core_.take_outgoing(out);
     core_.take_outgoing_rdma(rdma_out);
     core_.take_outgoing_messages(messages);
-    if (out.empty() && rdma_out.empty() && messages.empty()) return;
+    core_.take_outgoing_translations(translations);
+    core_.take_forwarded(forwarded);
+    if (out.empty() && rdma_out.empty() && messages.empty() && translations.empty() && forwarded.empty()) return;
     for (std::size_t i = 0; i < core_.domains().size(); ++i)
       names.push_back(core_.domains().name(static_cast<DomainId>(i)));
   }
@@ -113,7 +87,7 @@ void KafkaExchange::produce_outgoing() {
   // Fixes a half's wall-clock time and files it in the record of `key`, its domain renumbered
   // within that record.
   auto file_in = [&](const std::string& key, auto& h, const auto& outgoing) -> WireBatch& {
-    if (auto real = realtime_at(outgoing.capture_ns)) h.realtime_ns = *real + outgoing.clock_error_ns;
+    if (auto real = recent_clock_.interpolated(outgoing.capture_ns)) h.realtime_ns = *real + outgoing.clock_error_ns;
     WireBatch& b = batches[key];
     auto [it, added] = domain_index[key].try_emplace(h.domain, static_cast<std::uint32_t>(b.domains.size()));
     if (added) b.domains.push_back(names.at(h.domain));
@@ -137,25 +111,51 @@ void KafkaExchange::produce_outgoing() {
     WireBatch& b = file_in(message_key(o.wire.topic, o.wire.partition), o.wire, o);
     b.messages.push_back(std::move(o.wire));
   }
+  // A router's translations go to the owner of the initiator's halves (README.md).
+  for (const WireTranslation& t : translations) batches[host_pair_key(t.original)].translations.push_back(t);
+  // Halves this owner re-keyed through a translation: already dated, one record per key and
+  // origin domain, marked forwarded so that the next owner does not translate them again.
+  for (auto& [key, batch] : forwarded) {
+    batch.host = settings_.host_name;
+    produce_record(key, batch);
+  }
   for (auto& [key, batch] : batches) {
     batch.host = settings_.host_name;
     batch.clock_error_bound_ns = clock_bound_ns_;
     batch.clock_status = clock_status_;
     auto& dropped = dropped_since_batch_[key];
     batch.dropped_before = dropped;
-    const std::uint64_t halves = batch.halves.size() + batch.rdma_halves.size() + batch.messages.size();
-    std::string value = encode_record(batch);
-    rd_kafka_resp_err_t err = rd_kafka_producev(
-        producer_, RD_KAFKA_V_TOPIC(settings_.topic.c_str()), RD_KAFKA_V_KEY(key.data(), key.size()),
-        RD_KAFKA_V_VALUE(value.data(), value.size()), RD_KAFKA_V_MSGFLAGS(RD_KAFKA_MSG_F_COPY),
-        RD_KAFKA_V_OPAQUE(reinterpret_cast<void*>(static_cast<std::uintptr_t>(halves))), RD_KAFKA_V_END);
-    if (err == RD_KAFKA_RESP_ERR_NO_ERROR) {
-      dropped = 0;
-    } else {
-      count_drop(err == RD_KAFKA_RESP_ERR__QUEUE_FULL ? DropReason::queue_full : DropReason::delivery_failed, halves,
-                 key);
-    }
+    if (produce_record(key, batch)) dropped = 0;
   }
+}
+
+bool KafkaExchange::produce_record(const std::string& key, WireBatch& batch) {
+  const std::uint64_t halves = batch.halves.size() + batch.rdma_halves.size() + batch.messages.size();
+  // Each domain's tenant by this agent's map (docs/tenants.md): the owner checks it against its own.
+  batch.domain_tenants.clear();
+  if (!settings_.tenants.empty())
+    for (const auto& d : batch.domains) batch.domain_tenants.push_back(settings_.tenants.tenant_of(d).value_or(""));
+  std::string value = seal(key, encode_record(batch));
+  rd_kafka_resp_err_t err = rd_kafka_producev(
+      producer_, RD_KAFKA_V_TOPIC(settings_.topic.c_str()), RD_KAFKA_V_KEY(key.data(), key.size()),
+      RD_KAFKA_V_VALUE(value.data(), value.size()), RD_KAFKA_V_MSGFLAGS(RD_KAFKA_MSG_F_COPY),
+      RD_KAFKA_V_OPAQUE(reinterpret_cast<void*>(static_cast<std::uintptr_t>(halves))), RD_KAFKA_V_END);
+  if (err == RD_KAFKA_RESP_ERR_NO_ERROR) return true;
+  count_drop(err == RD_KAFKA_RESP_ERR__QUEUE_FULL ? DropReason::queue_full : DropReason::delivery_failed, halves, key);
+  return false;
+}
+
+// The record as it goes out: wrapped in the signed envelope with the first key, or as it is in
+// insecure mode.
+std::string KafkaExchange::seal(const std::string& kafka_key, std::string record) {
+  auto keys = current_keys();
+  if (!keys) return record;
+  SignedFields fields;
+  fields.epoch = epoch_;
+  fields.sequence = ++sequence_;
+  fields.signed_at_ns = realtime_now_ns();
+  fields.signer = settings_.host_name;
+  return sign_record(keys->keys.front(), std::move(fields), kafka_key, record);
 }
 
 void KafkaExchange::update_status() {
@@ -195,6 +195,10 @@ void KafkaExchange::run_producer() {
     if (now - last_refresh_ns_ >= 2000 * kMs) {  // interfaces change rarely; a netlink dump is cheap
       refresh_addresses();
       last_refresh_ns_ = now;
+    }
+    if (now - last_keys_ns_ >= 2000 * kMs) {  // a rotated key file takes effect within 2 s
+      reload_keys();
+      last_keys_ns_ = now;
     }
     sample_clocks();
     produce_outgoing();

@@ -1,7 +1,6 @@
 #include "exchange/message_record_codec.hpp"
 
-#include <cstring>
-
+#include "exchange/flow_codec.hpp"
 #include "skewscope/v1/halves.pb.h"
 
 namespace skewscope::exchange {
@@ -13,12 +12,6 @@ bool valid_topic(const std::string& t) {
     if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '.' || c == '_' ||
           c == '-'))
       return false;
-  return true;
-}
-
-bool get_address(const std::string& in, Address& a) {
-  if (in.size() != a.size()) return false;
-  std::memcpy(a.data(), in.data(), a.size());
   return true;
 }
 
@@ -52,8 +45,8 @@ void encode_message_halves(const std::vector<WireMessageHalf>& halves, v1::Halve
     m->set_realtime_delta_ns(h.realtime_ns - base);
     if (fetched) {
       v1::Socket* s = m->mutable_consumer();
-      s->set_local_addr(reinterpret_cast<const char*>(h.consumer.src_addr.data()), h.consumer.src_addr.size());
-      s->set_remote_addr(reinterpret_cast<const char*>(h.consumer.dst_addr.data()), h.consumer.dst_addr.size());
+      put_address(s->mutable_local_addr(), h.consumer.src_addr);
+      put_address(s->mutable_remote_addr(), h.consumer.dst_addr);
       s->set_local_port(h.consumer.src_port);
       s->set_remote_port(h.consumer.dst_port);
     }

@@ -1,10 +1,11 @@
 #include "exchange/record_codec.hpp"
 
 #include <algorithm>
-#include <cstring>
 #include <unordered_map>
 
 #include "domains/domain_spec.hpp"
+#include "domains/tenant_map.hpp"
+#include "exchange/flow_codec.hpp"
 #include "exchange/message_record_codec.hpp"
 #include "skewscope/v1/halves.pb.h"
 
@@ -13,14 +14,6 @@ namespace {
 
 constexpr std::uint8_t kMagic0 = 'S';
 constexpr std::uint8_t kMagic1 = 'K';
-
-void put_address(std::string* out, const Address& a) { out->assign(reinterpret_cast<const char*>(a.data()), a.size()); }
-
-bool get_address(const std::string& in, Address& a) {
-  if (in.size() != a.size()) return false;
-  std::memcpy(a.data(), in.data(), a.size());
-  return true;
-}
 
 DecodedRecord reject(RecordReject r) { return DecodedRecord{std::nullopt, r}; }
 
@@ -40,6 +33,7 @@ std::string encode_record(const WireBatch& batch) {
   v1::HalvesBatch pb;
   pb.set_host(batch.host);
   for (const auto& d : batch.domains) pb.add_domains(d);
+  for (const auto& t : batch.domain_tenants) pb.add_domain_tenants(t);
   pb.mutable_clock()->set_error_bound_ns(batch.clock_error_bound_ns);
   pb.mutable_clock()->set_status(batch.clock_status);
   pb.set_dropped_before(batch.dropped_before);
@@ -52,13 +46,10 @@ std::string encode_record(const WireBatch& batch) {
   for (const auto& h : batch.halves) {
     auto [it, inserted] = flow_index.try_emplace(h.flow, static_cast<std::uint32_t>(flow_index.size()));
     if (inserted) {
-      v1::Flow* f = pb.add_flows();
-      put_address(f->mutable_src_addr(), h.flow.src_addr);
-      put_address(f->mutable_dst_addr(), h.flow.dst_addr);
-      f->set_src_port(h.flow.src_port);
-      f->set_dst_port(h.flow.dst_port);
+      put_flow(pb.add_flows(), h.flow);
     }
-    v1::Half* out = pb.add_halves();
+    // ZMTP message halves travel in a field of their own (halves.proto: older readers skip it).
+    v1::Half* out = h.transport == Transport::zmtp ? pb.add_zmtp_halves() : pb.add_halves();
     out->set_kind(h.kind == HalfKind::send ? v1::Half::SEND : v1::Half::RECV);
     out->set_transport(static_cast<std::uint32_t>(h.transport));
     out->set_flow(it->second);
@@ -69,6 +60,8 @@ std::string encode_record(const WireBatch& batch) {
   }
   encode_rdma_halves(batch.rdma_halves, base, pb);
   encode_message_halves(batch.messages, pb);
+  encode_translations(batch.translations, pb);
+  pb.set_forwarded(batch.forwarded);
   std::string payload = pb.SerializeAsString();
   std::string record(kEnvelopeBytes, '\0');
   record[0] = static_cast<char>(kMagic0);
@@ -95,7 +88,8 @@ DecodedRecord decode_record(std::span<const std::uint8_t> bytes) {
   quiet_protobuf();
   v1::HalvesBatch pb;
   if (!pb.ParseFromArray(bytes.data() + kEnvelopeBytes, static_cast<int>(n))) return reject(RecordReject::bad_protobuf);
-  if (pb.halves_size() + static_cast<std::int64_t>(pb.rdma_halves_size()) >
+  if (pb.halves_size() + static_cast<std::int64_t>(pb.zmtp_halves_size()) +
+              static_cast<std::int64_t>(pb.rdma_halves_size()) >
           static_cast<std::int64_t>(kMaxHalvesPerRecord) ||
       pb.domains_size() > static_cast<int>(kMaxDomainsPerRecord) || !is_valid_domain_name(pb.host()))
     return reject(RecordReject::invalid_content);
@@ -105,6 +99,13 @@ DecodedRecord decode_record(std::span<const std::uint8_t> bytes) {
     if (!is_valid_domain_name(d)) return reject(RecordReject::invalid_content);
     batch.domains.push_back(d);
   }
+  // One tenant per domain, or none at all; each "" or a tenant name (domains/tenant_map.hpp).
+  if (pb.domain_tenants_size() != 0 && pb.domain_tenants_size() != pb.domains_size())
+    return reject(RecordReject::invalid_content);
+  for (const auto& t : pb.domain_tenants()) {
+    if (!t.empty() && !is_valid_tenant_name(t)) return reject(RecordReject::invalid_content);
+    batch.domain_tenants.push_back(t);
+  }
   batch.clock_error_bound_ns = pb.clock().error_bound_ns();
   batch.clock_status = pb.clock().status();
   if (batch.clock_error_bound_ns < 0 || batch.clock_status > 3) return reject(RecordReject::invalid_content);
@@ -113,18 +114,17 @@ DecodedRecord decode_record(std::span<const std::uint8_t> bytes) {
   flows.reserve(static_cast<std::size_t>(pb.flows_size()));
   for (const auto& f : pb.flows()) {
     FlowKey k;
-    if (!get_address(f.src_addr(), k.src_addr) || !get_address(f.dst_addr(), k.dst_addr) || f.src_port() == 0 ||
-        f.dst_port() == 0 || f.src_port() > 0xffff || f.dst_port() > 0xffff)
-      return reject(RecordReject::invalid_content);
-    k.src_port = static_cast<std::uint16_t>(f.src_port());
-    k.dst_port = static_cast<std::uint16_t>(f.dst_port());
+    if (!get_flow(f, k)) return reject(RecordReject::invalid_content);
     flows.push_back(k);
   }
-  batch.halves.reserve(static_cast<std::size_t>(pb.halves_size()));
-  for (const auto& h : pb.halves()) {
-    if ((h.kind() != v1::Half::SEND && h.kind() != v1::Half::RECV) || h.transport() > 3 || h.flow() >= flows.size() ||
+  batch.halves.reserve(static_cast<std::size_t>(pb.halves_size() + pb.zmtp_halves_size()));
+  // TCP (and the other syscall-level transports) in `halves`, ZMTP messages in `zmtp_halves`:
+  // each list holds its own transports only.
+  auto decode_half = [&](const v1::Half& h, bool zmtp) {
+    const bool transport_ok = zmtp ? h.transport() == static_cast<std::uint32_t>(Transport::zmtp) : h.transport() <= 3;
+    if ((h.kind() != v1::Half::SEND && h.kind() != v1::Half::RECV) || !transport_ok || h.flow() >= flows.size() ||
         h.domain() >= batch.domains.size() || h.bytes() == 0)
-      return reject(RecordReject::invalid_content);
+      return false;
     WireHalf w;
     w.kind = h.kind() == v1::Half::SEND ? HalfKind::send : HalfKind::recv;
     w.transport = static_cast<Transport>(h.transport());
@@ -136,13 +136,22 @@ DecodedRecord decode_record(std::span<const std::uint8_t> bytes) {
     w.realtime_ns = static_cast<std::int64_t>(static_cast<std::uint64_t>(pb.base_realtime_ns()) +
                                               static_cast<std::uint64_t>(h.realtime_delta_ns()));
     batch.halves.push_back(w);
-  }
+    return true;
+  };
+  for (const auto& h : pb.halves())
+    if (!decode_half(h, false)) return reject(RecordReject::invalid_content);
+  for (const auto& h : pb.zmtp_halves())
+    if (!decode_half(h, true)) return reject(RecordReject::invalid_content);
   auto rdma = decode_rdma_halves(pb, batch.domains.size());
   if (!rdma) return reject(rdma.error);
   batch.rdma_halves = std::move(*rdma.value);
   auto messages = decode_message_halves(pb, batch.domains.size());
   if (!messages) return reject(messages.error);
   batch.messages = std::move(*messages.value);
+  auto translations = decode_translations(pb);
+  if (!translations) return reject(translations.error);
+  batch.translations = std::move(*translations.value);
+  batch.forwarded = pb.forwarded();
   return DecodedRecord{std::move(batch), RecordReject::truncated};
 }
 

@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "exchange/nat_record_codec.hpp"
 #include "exchange/rdma_record_codec.hpp"
 #include "skewscope/half.hpp"
 #include "skewscope/result.hpp"
@@ -64,8 +65,12 @@ struct WireBatch {
   std::uint32_t clock_status = 0;
   std::uint64_t dropped_before = 0;
   std::vector<WireHalf> halves;
-  std::vector<WireRdmaHalf> rdma_halves;  // rdma_record_codec
-  std::vector<WireMessageHalf> messages;  // Kafka batch halves (message_record_codec.hpp)
+  std::vector<WireRdmaHalf> rdma_halves;      // rdma_record_codec
+  std::vector<WireMessageHalf> messages;      // Kafka batch halves (message_record_codec.hpp)
+  std::vector<WireTranslation> translations;  // a router's address translations (nat_record_codec.hpp)
+  bool forwarded = false;                     // halves re-keyed through a translation by another owner
+  // The tenant of each of `domains` by the sender's map ("" none); empty: the sender has no tenants.
+  std::vector<std::string> domain_tenants;
   bool operator==(const WireBatch&) const = default;
 };
 
@@ -76,6 +81,19 @@ enum class RecordReject : std::uint8_t {
   trailing_bytes,   // longer than its declared payload
   bad_protobuf,     // payload does not parse
   invalid_content,  // parses, but an index, address, kind or count is out of range
+  // The signed envelope and the trust checks (record_signing.hpp, record_intake.hpp,
+  // docs/security.md):
+  oversized,            // larger than kMaxRecordBytes: refused before anything is computed
+  unsigned_record,      // a version-1 record (no signature) while keys are configured
+  bad_signature,        // the MAC does not match the record
+  unknown_signer,       // signed with a key this agent does not hold
+  stale,                // signed further from now than the replay window
+  replayed,             // a (signer, epoch, sequence) already seen, or too old to tell
+  replay_table_full,    // too many signer streams to remember within the window
+  signer_mismatch,      // the batch names another host than the envelope's signer
+  domain_claimed,       // names a domain another agent speaks for
+  signer_domains_full,  // the signer would speak for more domains than its cap
+  tenant_mismatch,      // a domain's tenant in the record is not the one this agent's tenants give it
   count_
 };
 inline const char* record_reject_name(RecordReject r) {
@@ -86,6 +104,17 @@ inline const char* record_reject_name(RecordReject r) {
     case RecordReject::trailing_bytes: return "trailing_bytes";
     case RecordReject::bad_protobuf: return "bad_protobuf";
     case RecordReject::invalid_content: return "invalid_content";
+    case RecordReject::oversized: return "oversized";
+    case RecordReject::unsigned_record: return "unsigned";
+    case RecordReject::bad_signature: return "bad_signature";
+    case RecordReject::unknown_signer: return "unknown_signer";
+    case RecordReject::stale: return "stale";
+    case RecordReject::replayed: return "replayed";
+    case RecordReject::replay_table_full: return "replay_table_full";
+    case RecordReject::signer_mismatch: return "signer_mismatch";
+    case RecordReject::domain_claimed: return "domain_claimed";
+    case RecordReject::signer_domains_full: return "signer_domains_full";
+    case RecordReject::tenant_mismatch: return "tenant_mismatch";
     case RecordReject::count_: break;
   }
   return "unknown";

@@ -1,5 +1,6 @@
 #include "exchange/remote_pairing.hpp"
 
+#include "exchange/flow_keys.hpp"
 #include "exchange/message_record_codec.hpp"
 
 #include <algorithm>
@@ -7,11 +8,12 @@
 namespace skewscope::exchange {
 
 RemotePairing::RemotePairing(CorrelatorLimits limits, std::int64_t window_ns, estimate::Config estimate_config,
-                             std::size_t max_remote_domains)
+                             std::size_t max_remote_domains, PairingFloor floor)
     : limits_(limits),
       window_ns_(window_ns),
       estimate_config_(estimate_config),
-      max_remote_domains_(max_remote_domains) {}
+      max_remote_domains_(max_remote_domains),
+      pairing_window_(window_ns, 1'000'000'000, floor) {}
 
 void RemotePairing::assign(const std::vector<std::int32_t>& partitions, std::int64_t now_ns) {
   for (auto p : partitions) {
@@ -31,6 +33,8 @@ void RemotePairing::revoke(const std::vector<std::int32_t>& partitions) {
     revoke_rdma(it->second);
     dropped_[static_cast<std::size_t>(DropReason::partition_revoked)] += it->second.kafka.pending();
     add_kafka_counters(kafka_revoked_, it->second.kafka.counters());
+    dropped_[static_cast<std::size_t>(DropReason::partition_revoked)] += it->second.zmtp.pending();
+    add_zmtp_counters(zmtp_revoked_, it->second.zmtp.counters());
     partitions_.erase(it);
   }
 }
@@ -62,6 +66,7 @@ void RemotePairing::ingest(std::int32_t partition, const WireBatch& batch, std::
     if (id && batch.clock_error_bound_ns > 0) domain_bound_ns_[*id] = batch.clock_error_bound_ns;
   }
   spans_.clear();
+  learn_translations(part, batch, now_ns, domains);
   for (const WireHalf& w : batch.halves) {
     const std::optional<DomainId> known = consume_domain(part, w.domain, now_ns);
     if (!known) continue;
@@ -75,10 +80,22 @@ void RemotePairing::ingest(std::int32_t partition, const WireBatch& batch, std::
     h.capture_ns = now_ns;  // ages by arrival on this host: the sender's monotonic clock means nothing here
     h.domain_ns = w.realtime_ns;
     h.domain = domain;
+    if (!batch.forwarded && forward_if_translated(h, domains)) continue;
+    if (w.transport == Transport::zmtp) {  // one ZeroMQ message: its exact key, not byte ranges
+      part.zmtp.add(h.kind, h.flow, h.seq, ZmtpMessageEnd{domain, now_ns, w.realtime_ns, w.bytes},
+                    part.zmtp.pending() < limits_.max_pending, spans_);
+      continue;
+    }
+    learn_captured(h);
+    const std::size_t before = spans_.size();
     part.correlator.add(h, spans_);
+    for (std::size_t i = before; i < spans_.size(); ++i) {  // the floor counts the TCP halves' spans
+      pairing_window_.add_paired(spans_[i].src, now_ns);
+      pairing_window_.add_paired(spans_[i].dst, now_ns);
+    }
   }
   ingest_rdma(part, batch, now_ns);
-  const auto full = part.correlator.counters().dropped_table_full;
+  const auto full = part.correlator.counters().dropped_table_full + part.zmtp.counters().table_full;
   if (full != part.table_full_seen) {
     dropped_[static_cast<std::size_t>(DropReason::pending_full)] += full - part.table_full_seen;
     part.table_full_seen = full;
@@ -152,13 +169,84 @@ void RemotePairing::note_gap(std::int32_t partition, std::uint64_t records, std:
   it->second.last_loss_ns = now_ns;
 }
 
+void RemotePairing::learn_translations(Partition& part, const WireBatch& batch, std::int64_t now_ns,
+                                       const DomainRegistry& domains) {
+  for (const WireTranslation& t : batch.translations) {
+    nat_.learn(t, now_ns);
+    // Halves of the connection that arrived before the translation wait under the untranslated
+    // key, where nothing will pair them: take them back and send them on too.
+    const FlowKey back{t.original.dst_addr, t.original.src_addr, t.original.dst_port, t.original.src_port};
+    for (const FlowKey& flow : {t.original, back}) {
+      taken_.clear();
+      part.correlator.take_flow(flow, taken_);
+      for (const Half& h : taken_) {
+        if (forward_if_translated(h, domains)) {
+          ++nat_.counters().halves_taken_back;
+        } else {
+          part.correlator.add(h, spans_);  // stamped outside the translation's validity: as it was
+        }
+      }
+    }
+  }
+}
+
+bool RemotePairing::forward_if_translated(const Half& half, const DomainRegistry& domains) {
+  if (nat_.empty()) return false;
+  const std::optional<FlowKey> to = nat_.translate(half.flow, half.domain_ns);
+  if (!to) return false;
+  if (forwarded_halves_ >= limits_.max_pending) {
+    ++dropped_[static_cast<std::size_t>(DropReason::outbox_full)];
+    return true;
+  }
+  WireBatch& b = forwarded_[{host_pair_key(*to), half.domain}];
+  if (b.domains.empty()) {
+    b.domains.push_back(domains.name(half.domain));
+    auto bound = domain_bound_ns_.find(half.domain);
+    if (bound != domain_bound_ns_.end()) b.clock_error_bound_ns = bound->second;
+    b.forwarded = true;
+  }
+  b.halves.push_back(WireHalf{half.kind, half.transport, *to, half.seq, half.bytes, half.domain_ns, 0});
+  ++forwarded_halves_;
+  ++nat_.counters().halves_forwarded;
+  return true;
+}
+
+void RemotePairing::take_forwarded(std::vector<std::pair<std::string, WireBatch>>& out) {
+  out.clear();
+  for (auto& [key, batch] : forwarded_) out.emplace_back(key.first, std::move(batch));
+  forwarded_.clear();
+  forwarded_halves_ = 0;
+}
+
+void RemotePairing::learn_captured(const Half& half) {
+  const Address& own = half.kind == HalfKind::send ? half.flow.src_addr : half.flow.dst_addr;
+  if (captured_addresses_.contains(own)) return;
+  if (captured_addresses_.size() >= kMaxCapturedAddresses) {
+    ++addresses_not_learned_;
+    return;
+  }
+  captured_addresses_.insert(own);
+}
+
+void RemotePairing::count_unpaired(std::int64_t now_ns) {
+  // As for local halves: a half whose other end no agent captured (a host without an agent)
+  // could never pair and says nothing; one whose peer is captured but did not pair (a translation
+  // no agent undoes, a capture that missed the other end) hides that traffic's inversions.
+  for (const UnpairedHalf& u : unpaired_)
+    if (!is_loopback(u.peer) && captured_addresses_.contains(u.peer)) pairing_window_.add_unpaired(u.domain, now_ns);
+  unpaired_.clear();
+}
+
 void RemotePairing::tick(std::int64_t now_ns, bool estimate) {
   for (auto& [_, part] : partitions_) {
-    part.correlator.expire(now_ns);
+    part.correlator.expire(now_ns, &unpaired_);
+    count_unpaired(now_ns);
     for (auto& [_, rdma] : part.rdma) rdma.expire(now_ns);
     part.kafka.expire(now_ns - limits_.send_max_age_ns);  // by arrival here, like the correlator
+    part.zmtp.expire(now_ns - limits_.send_max_age_ns);
     if (estimate) part.estimator.tick(now_ns);
   }
+  nat_.expire(now_ns);
 }
 
 bool RemotePairing::uncertain(const Partition& p, std::int64_t now_ns) const {
@@ -167,6 +255,7 @@ bool RemotePairing::uncertain(const Partition& p, std::int64_t now_ns) const {
 
 RemoteResults RemotePairing::results(std::int64_t now_ns) const {
   RemoteResults results;
+  results.pairing = pairing_window_.report(now_ns);
   for (const auto& [_, part] : partitions_) {
     auto at_risk = [&](const PairKey& k) {
       auto e = part.estimator.estimate(k.src, k.dst);
@@ -175,10 +264,15 @@ RemoteResults RemotePairing::results(std::int64_t now_ns) const {
       auto bound = pair_bound(k.src, k.dst);
       return bound && e->dt_min_ns && static_cast<double>(*bound) >= *e->dt_min_ns;
     };
-    HealthReport h = part.health.report(now_ns, at_risk);
+    HealthReport h = part.health.report(now_ns, at_risk, results.pairing);
     const bool unsure = uncertain(part, now_ns);
     for (PairReport& pair : h.pairs) {
-      if (unsure) pair.state = PairState::unknown;
+      if (unsure && pair.health != 0) {  // a violation seen stays certain
+        pair.state = PairState::unknown;
+        pair.health = std::nullopt;
+        pair.unknown_reason =
+            now_ns - part.owned_since_ns < window_ns_ ? UnknownReason::window_filling : UnknownReason::halves_lost;
+      }
       results.pairs.push_back(std::move(pair));
     }
     for (auto& e : part.estimator.estimates()) results.estimates.push_back(e);
@@ -205,6 +299,10 @@ void RemotePairing::fill(ExchangeReport& report) const {
   for (const auto& [_, part] : partitions_) report.unpaired_sends += part.correlator.counters().sends_expired;
   report.kafka_batches = kafka_revoked_;
   for (const auto& [_, part] : partitions_) add_kafka_counters(report.kafka_batches, part.kafka.counters());
+  report.nat.translations = nat_.translations();
+  report.nat.owner = nat_.counters();
+  report.zmtp_messages = zmtp_revoked_;
+  for (const auto& [_, part] : partitions_) add_zmtp_counters(report.zmtp_messages, part.zmtp.counters());
   for (std::size_t i = 0; i < dropped_.size(); ++i) report.dropped[i] += dropped_[i];
 }
 

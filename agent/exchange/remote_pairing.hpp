@@ -13,6 +13,7 @@
 #include <map>
 #include <optional>
 #include <unordered_map>
+#include <unordered_set>
 #include <utility>
 #include <vector>
 
@@ -20,11 +21,15 @@
 #include "correlate/kafka_batch_matcher.hpp"
 #include "correlate/message_pairing.hpp"
 #include "correlate/rdma_pairing.hpp"
+#include "correlate/zmtp_message_matcher.hpp"
 #include "domains/domain_registry.hpp"
 #include "estimate/estimator.hpp"
 #include "exchange/exchange_report.hpp"
 #include "exchange/record_codec.hpp"
+#include "exchange/remote_nat.hpp"
 #include "health/health_tracker.hpp"
+#include "health/pairing_window.hpp"
+#include "skewscope/address_set.hpp"
 
 namespace skewscope::exchange {
 
@@ -35,12 +40,17 @@ struct RemoteResults {
   std::vector<estimate::PairEstimate> estimates;
   // The clock error bound each remote sender declared for its domains (from its batches).
   std::vector<std::pair<DomainId, std::int64_t>> domain_bounds_ns;
+  // The pairing floor over the halves consumed from the exchange, per domain (the senders'
+  // domains, interned here): the owner's counterpart of the local PairingWindow's report.
+  std::vector<DomainPairing> pairing;
 };
+
+inline constexpr std::size_t kMaxRemoteDomains = 1024;
 
 class RemotePairing {
  public:
   RemotePairing(CorrelatorLimits limits, std::int64_t window_ns, estimate::Config estimate_config,
-                std::size_t max_remote_domains = 1024);
+                std::size_t max_remote_domains = kMaxRemoteDomains, PairingFloor floor = {});
 
   void assign(const std::vector<std::int32_t>& partitions, std::int64_t now_ns);
   void revoke(const std::vector<std::int32_t>& partitions);
@@ -63,7 +73,14 @@ class RemotePairing {
   // agent's recent spans; cleared by the call.
   void take_message_spans(std::vector<Span>& spans, std::vector<MessageSpanInfo>& info);
 
+  // Halves re-keyed through a router's translation, to be produced under their new key (the
+  // key, and a record per origin domain marked `forwarded`); cleared by the call.
+  void take_forwarded(std::vector<std::pair<std::string, WireBatch>>& out);
+
   std::uint64_t drops(DropReason r) const { return dropped_[static_cast<std::size_t>(r)]; }
+  // Addresses no longer learnt because the set of captured peers was full (kMaxCapturedAddresses).
+  std::uint64_t addresses_not_learned() const { return addresses_not_learned_; }
+  static constexpr std::size_t kMaxCapturedAddresses = 1 << 16;
   // RDMA pairing of the owned partitions (remote_rdma.cpp), summed.
   RdmaPairingCounters rdma_counters() const;
   static constexpr std::size_t kMaxRdmaHostPairs = 64;  // per partition, each with its own table
@@ -74,6 +91,7 @@ class RemotePairing {
         : correlator(limits), health(window_ns), estimator(c) {}
     Correlator correlator;
     KafkaBatchMatcher kafka;  // Kafka batch halves of this partition's "kafka/TOPIC/PARTITION" keys
+    ZmtpMessageMatcher zmtp;  // ZMTP message halves, keyed by host pair like the TCP halves
     std::uint64_t kafka_full_seen = 0;
     HealthTracker health;
     estimate::Estimator estimator;
@@ -88,6 +106,14 @@ class RemotePairing {
   // remote-domain table was full (counted, and the partition's window marked lossy).
   std::optional<DomainId> consume_domain(Partition& part, std::uint32_t index, std::int64_t now_ns);
   void revoke_rdma(const Partition& part);
+  // Translations from routers (remote_nat.hpp): learnt from a record, applied to its halves and
+  // to the halves of their flows already waiting in the partition's correlator.
+  void learn_translations(Partition& part, const WireBatch& batch, std::int64_t now_ns, const DomainRegistry& domains);
+  bool forward_if_translated(const Half& half, const DomainRegistry& domains);
+  RemoteTranslations nat_;
+  std::map<std::pair<std::string, DomainId>, WireBatch> forwarded_;
+  std::size_t forwarded_halves_ = 0;  // waiting in forwarded_, bounded by limits_.max_pending
+  std::vector<Half> taken_;
   bool uncertain(const Partition& p, std::int64_t now_ns) const;
   std::optional<std::int64_t> pair_bound(DomainId src, DomainId dst) const;
 
@@ -102,12 +128,22 @@ class RemotePairing {
   std::uint64_t unpaired_sends_revoked_ = 0;  // from partitions no longer owned
   RdmaPairingCounters rdma_revoked_;          // RDMA counters of partitions no longer owned
   std::vector<Span> spans_;
+  // The pairing floor over consumed TCP halves (pairing_window.hpp): a span counts both its
+  // halves, an unpaired half (aged-out send, orphaned receive) counts against its domain only when
+  // its peer is some consumed half's own address, loopback excepted, as for local halves.
+  void learn_captured(const Half& half);
+  void count_unpaired(std::int64_t now_ns);
+  PairingWindow pairing_window_;
+  std::unordered_set<Address, AddressHash> captured_addresses_;  // own addresses of consumed halves
+  std::uint64_t addresses_not_learned_ = 0;
+  std::vector<UnpairedHalf> unpaired_;
   std::vector<std::int64_t> delays_ns_;  // ring of the last kDelaySamples pairing delays
   std::size_t next_delay_ = 0;
   static constexpr std::size_t kDelaySamples = 8192;
   std::vector<DomainId> batch_domains_;
   void ingest_messages(Partition& part, const WireBatch& batch, std::int64_t now_ns);
   KafkaMatchCounters kafka_revoked_;  // counters of partitions no longer owned
+  ZmtpMatchCounters zmtp_revoked_;
   std::vector<MessageSpanInfo> message_info_;
   std::vector<Span> message_spans_;
 };

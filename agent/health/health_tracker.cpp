@@ -14,20 +14,64 @@ const char* pair_state_name(PairState s) {
   return "unknown";
 }
 
-PairState decide_state(const WindowTotals& window, bool at_risk, CaptureCoverage coverage) {
-  if (!coverage.up) return PairState::unknown;
-  if (window.negative_spans > 0) return PairState::violated;
-  if (!coverage.complete) return PairState::unknown;
-  if (at_risk) return PairState::at_risk;
-  if (window.spans == 0) return PairState::unknown;
-  return PairState::ok;
+const char* unknown_reason_name(UnknownReason r) {
+  switch (r) {
+    case UnknownReason::none: return "none";
+    case UnknownReason::capture_down: return "capture_down";
+    case UnknownReason::halves_lost: return "halves_lost";
+    case UnknownReason::no_spans: return "no_spans_in_window";
+    case UnknownReason::halves_unpaired: return "halves_unpaired";
+    case UnknownReason::window_filling: return "window_filling";
+    case UnknownReason::no_pairs: return "no_pair_known";
+  }
+  return "none";
 }
 
-std::optional<int> decide_health(const WindowTotals& window, CaptureCoverage coverage) {
-  if (!coverage.up) return std::nullopt;
-  if (window.negative_spans > 0) return 0;
-  if (!coverage.complete) return std::nullopt;
-  return 1;
+// One order for every verdict: capture down hides everything; a violation seen is certain; then
+// what could hide one (losses, unpaired halves); then at_risk; and without a span, no evidence.
+UnknownReason decide_unknown_reason(const WindowTotals& window, CaptureCoverage coverage, bool unpaired) {
+  if (!coverage.up) return UnknownReason::capture_down;
+  if (window.negative_spans > 0) return UnknownReason::none;
+  if (!coverage.complete) return UnknownReason::halves_lost;
+  if (unpaired) return UnknownReason::halves_unpaired;
+  if (window.spans == 0) return UnknownReason::no_spans;
+  return UnknownReason::none;
+}
+
+PairState decide_state(const WindowTotals& window, bool at_risk, CaptureCoverage coverage, bool unpaired) {
+  if (!coverage.up) return PairState::unknown;
+  if (window.negative_spans > 0) return PairState::violated;
+  if (!coverage.complete || unpaired || window.spans == 0) return PairState::unknown;
+  return at_risk ? PairState::at_risk : PairState::ok;
+}
+
+std::optional<int> decide_health(const WindowTotals& window, CaptureCoverage coverage, bool unpaired) {
+  if (decide_unknown_reason(window, coverage, unpaired) != UnknownReason::none) return std::nullopt;
+  return window.negative_spans > 0 ? 0 : 1;
+}
+
+void decide_overall(HealthReport& r) {
+  bool any_violated = false, any_known = false;
+  for (const auto& p : r.pairs) {
+    any_violated = any_violated || p.health == 0;
+    any_known = any_known || p.health == 1;
+  }
+  bool unpaired = false;
+  for (const auto& d : r.pairing) unpaired = unpaired || d.below_floor;
+  r.health = std::nullopt;
+  if (!r.capture_up)
+    r.unknown_reason = UnknownReason::capture_down;
+  else if (any_violated)
+    r.unknown_reason = UnknownReason::none;
+  else if (r.window_lost_halves > 0)
+    r.unknown_reason = UnknownReason::halves_lost;
+  else if (unpaired)
+    r.unknown_reason = UnknownReason::halves_unpaired;
+  else if (!any_known)
+    r.unknown_reason = UnknownReason::no_pairs;
+  else
+    r.unknown_reason = UnknownReason::none;
+  if (r.unknown_reason == UnknownReason::none) r.health = any_violated ? 0 : 1;
 }
 
 namespace {
@@ -49,18 +93,26 @@ void HealthTracker::add(const Span& span, std::optional<std::int64_t> clock_boun
     it = pairs_.emplace(key, PairData{PairWindow(bucket_ns_, buckets_for(window_ns_, bucket_ns_)), {}}).first;
   }
   it->second.histograms.observe(span.span_ns());
+  auto& newest = it->second.newest_capture_ns;
+  newest = newest ? std::max(*newest, span.capture_ns) : span.capture_ns;
   // With true delay >= 0, a span of -m means the clocks disagree by at least m.
   const bool unexplained = span.span_ns() < 0 && clock_bound_ns && -span.span_ns() > *clock_bound_ns;
   it->second.window.add(span.capture_ns, span.span_ns(), unexplained);
 }
 
-HealthReport HealthTracker::report(std::int64_t now_ns, const std::function<bool(const PairKey&)>& at_risk) const {
+HealthReport HealthTracker::report(std::int64_t now_ns, const std::function<bool(const PairKey&)>& at_risk,
+                                   std::vector<DomainPairing> pairing) const {
   HealthReport r;
   r.window_ns = window_ns_;
   r.capture_up = capture_up_;
   r.window_lost_halves = losses_.in_window(now_ns);
+  r.pairing = std::move(pairing);
+  auto below_floor = [&r](DomainId domain) {
+    for (const auto& d : r.pairing)
+      if (d.domain == domain) return d.below_floor;
+    return false;
+  };
   const CaptureCoverage coverage{capture_up_, r.window_lost_halves == 0};
-  bool any_violated = false;
   for (const auto& [key, data] : pairs_) {
     const PairWindow& window = data.window;
     PairReport p;
@@ -74,23 +126,15 @@ HealthReport HealthTracker::report(std::int64_t now_ns, const std::function<bool
         p.window.spans ? static_cast<double>(p.window.negative_spans) / static_cast<double>(p.window.spans) : 0.0;
     p.window_lost_halves = r.window_lost_halves;
     p.capture_complete = coverage.up && coverage.complete;
-    if (p.window.newest_capture_ns)
-      p.last_span_age_ns = std::max<std::int64_t>(0, now_ns - *p.window.newest_capture_ns);
-    p.state = decide_state(p.window, at_risk && at_risk(key), coverage);
-    p.health = decide_health(p.window, coverage);
-    any_violated = any_violated || p.health == 0;
+    // Kept after the window empties: how long a pair has been silent is what matters then.
+    if (data.newest_capture_ns) p.last_span_age_ns = std::max<std::int64_t>(0, now_ns - *data.newest_capture_ns);
+    const bool unpaired = below_floor(key.src) || below_floor(key.dst);
+    p.state = decide_state(p.window, at_risk && at_risk(key), coverage, unpaired);
+    p.health = decide_health(p.window, coverage, unpaired);
+    p.unknown_reason = decide_unknown_reason(p.window, coverage, unpaired);
     r.pairs.push_back(p);
   }
-  // Overall: a violation seen is certain; otherwise 1 only if nothing (in any pair, seen or not)
-  // can have been missed.
-  if (!coverage.up)
-    r.health = std::nullopt;
-  else if (any_violated)
-    r.health = 0;
-  else if (!coverage.complete)
-    r.health = std::nullopt;
-  else
-    r.health = 1;
+  decide_overall(r);
   return r;
 }
 

@@ -74,22 +74,17 @@ const LevelPair* best_level(const std::vector<LevelPair>& levels, const PairKey&
 
 void apply_best_levels(HealthReport& health, const std::vector<LevelPair>& levels) {
   if (levels.empty()) return;
-  bool any_violated = false, any_unknown_health = false;
   for (auto& p : health.pairs) {
-    if (const LevelPair* best = best_level(levels, p.key)) {
-      p.health = best->pair.health;
-      p.state = best->pair.state;
-    }
-    any_violated = any_violated || p.health == 0;
-    any_unknown_health = any_unknown_health || !p.health;
+    const LevelPair* best = best_level(levels, p.key);
+    if (!best) continue;
+    // The pairing floor is a verdict on the domains' syscall capture, whatever level pairs best:
+    // it stays unless the better level saw a violation.
+    if (p.unknown_reason == UnknownReason::halves_unpaired && best->pair.health != 0) continue;
+    p.health = best->pair.health;
+    p.state = best->pair.state;
+    p.unknown_reason = best->pair.unknown_reason;
   }
-  if (!health.capture_up) return;  // stays unknown
-  if (any_violated) {
-    health.health = 0;
-  } else if (health.health == 0) {
-    // The syscall level saw an inversion the better level did not: the better level decides.
-    health.health = any_unknown_health ? std::nullopt : std::optional<int>(1);
-  }
+  decide_overall(health);
 }
 
 }  // namespace skewscope

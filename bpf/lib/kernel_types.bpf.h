@@ -86,16 +86,39 @@ struct sock_common {
 	possible_net_t skc_net;
 	struct in6_addr skc_v6_daddr;
 	struct in6_addr skc_v6_rcv_saddr;
+	unsigned long skc_flags; /* where sk_flags lives on recent kernels (seen on 6.18: a define for it) */
 };
 
 struct sock {
 	struct sock_common __sk_common;
 	__u16 sk_protocol;
+	unsigned long sk_flags; /* older kernels; SOCK_DONE: the peer's FIN arrived (tcp_fin) */
+	int sk_sndbuf;
+	int sk_wmem_queued;
+};
+
+/* The inet layer's copy of the local port (network order). A reset or a close of a socket whose
+ * port was not bound explicitly gives the port back (__inet_put_port) and zeroes skc_num, but
+ * inet_sport stays: a read of data queued before the reset still names its connection. */
+struct inet_sock {
+	struct sock sk;
+	__be16 inet_sport;
 };
 
 struct tcp_sock {
 	__u32 copied_seq;
 	__u32 write_seq;
+	__u32 rcv_nxt;
+};
+
+/* The kernel's msghdr as tcp_sendmsg_locked receives it: bytes still to send, and MSG_DONTWAIT. */
+struct iov_iter {
+	__u64 count;
+};
+
+struct msghdr {
+	struct iov_iter msg_iter;
+	unsigned int msg_flags;
 };
 
 struct socket {
@@ -110,6 +133,7 @@ struct inode {
 struct file {
 	struct inode *f_inode;
 	void *private_data;
+	unsigned int f_flags;
 };
 
 struct fdtable {

@@ -222,6 +222,19 @@ static __always_inline __u8 payload_on_enter(struct sock *sk, __u64 id, __u8 sys
 	return 1;
 }
 
+/* A size for a helper (bpf_probe_read_user, bpf_ringbuf_output), bounded on the very register the
+ * helper receives. A comparison bounds only the register the compiler compared, and clang may
+ * compare a 32-bit copy and pass the 64-bit original: Linux 6.1's verifier then sees an
+ * unbounded size ("R2 unbounded memory access") where 6.18's tracks the copy. The barrier keeps
+ * the compiler from folding the mask into the comparison; the mask is a no-op on a value the
+ * caller has already clamped to <= SKEWSCOPE_PAYLOAD_MAX (a power of two), so it changes nothing
+ * but what the verifier can prove. */
+static __always_inline __u32 payload_helper_size(__u32 n)
+{
+	barrier_var(n);
+	return n & (2 * SKEWSCOPE_PAYLOAD_MAX - 1);
+}
+
 struct payload_user_iovec {
 	__u64 base;
 	__u64 len;
@@ -234,6 +247,7 @@ static __always_inline __u32 payload_copy(struct payload_scratch *s, const struc
 	if (arm->shape == SKEWSCOPE_SHAPE_BUFFER) {
 		if (want > SKEWSCOPE_PAYLOAD_MAX)
 			want = SKEWSCOPE_PAYLOAD_MAX;
+		want = payload_helper_size(want);
 		if (bpf_probe_read_user(s->data, want, (const void *)arm->buf)) {
 			payload_count(SKEWSCOPE_PCNT_READ_FAILED);
 			return 0;
@@ -263,7 +277,7 @@ static __always_inline __u32 payload_copy(struct payload_scratch *s, const struc
 		}
 		__u64 room = want - off; /* off < want <= MAX */
 		/* Masks, not comparisons, bound what the verifier sees: n < 2 MAX, at < MAX. */
-		__u32 n = (seg.len < room ? seg.len : room) & (2 * SKEWSCOPE_PAYLOAD_MAX - 1);
+		__u32 n = payload_helper_size(seg.len < room ? seg.len : room);
 		__u32 at = off & (SKEWSCOPE_PAYLOAD_MAX - 1);
 		if (bpf_probe_read_user(&s->data[at], n, (const void *)seg.base)) {
 			payload_count(SKEWSCOPE_PCNT_READ_FAILED);
@@ -327,6 +341,7 @@ static __always_inline void payload_on_exit(__u64 id, struct sock *sk, __u8 kind
 	__u32 got = payload_copy(s, &arm, want);
 	if (got > SKEWSCOPE_PAYLOAD_MAX)
 		got = SKEWSCOPE_PAYLOAD_MAX;
+	got = payload_helper_size(got); /* also the ring buffer record's size below */
 	__u8 proto = arm.protocol;
 	if (proto == SKEWSCOPE_PROTO_UNDECIDED || proto == SKEWSCOPE_PROTO_KAFKA_PORT) {
 		if (proto == SKEWSCOPE_PROTO_UNDECIDED && !payload_at_stream_start(sk, kind, seq))

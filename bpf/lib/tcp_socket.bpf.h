@@ -103,12 +103,22 @@ static __always_inline void ipv4_mapped(__u8 out[16], __be32 addr)
 	words[3] = addr;
 }
 
+/* The local port, host order. skc_num is 0 once a reset (or a close) gave an unbound socket's port
+ * back, while data queued before the reset can still be read: then inet_sport, which stays (one
+ * helper call, only on that path). */
+static __always_inline __u16 local_port_after_reset(struct sock *sk)
+{
+	return bpf_ntohs(BPF_CORE_READ((struct inet_sock *)sk, inet_sport));
+}
+
 /* The socket's identity as every record carries it (half and payload records name the same
  * fields): addresses IPv4-mapped, ports in host order. A macro, not a function, so that it fills
  * either record type in place. */
 #define READ_SOCK_TUPLE(sk, e)                                                                              \
 	do {                                                                                                \
 		(e)->local_port = BPF_CORE_READ(sk, __sk_common.skc_num);                                   \
+		if (!(e)->local_port)                                                                       \
+			(e)->local_port = local_port_after_reset(sk);                                       \
 		(e)->remote_port = bpf_ntohs(BPF_CORE_READ(sk, __sk_common.skc_dport));                     \
 		if (BPF_CORE_READ(sk, __sk_common.skc_family) == SKEWSCOPE_AF_INET) {                       \
 			ipv4_mapped((e)->local_addr, BPF_CORE_READ(sk, __sk_common.skc_rcv_saddr));         \
@@ -131,6 +141,8 @@ static __always_inline void read_tuple(struct sock *sk, struct skewscope_half_ev
 #define READ_SOCK_TUPLE_TYPED(sk, e)                                                              \
 	do {                                                                                      \
 		(e)->local_port = (sk)->__sk_common.skc_num;                                      \
+		if (!(e)->local_port)                                                             \
+			(e)->local_port = local_port_after_reset((struct sock *)(sk));            \
 		(e)->remote_port = bpf_ntohs((sk)->__sk_common.skc_dport);                        \
 		if ((sk)->__sk_common.skc_family == SKEWSCOPE_AF_INET) {                          \
 			ipv4_mapped((e)->local_addr, (sk)->__sk_common.skc_rcv_saddr);            \

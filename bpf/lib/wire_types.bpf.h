@@ -59,6 +59,13 @@ struct __sk_buff {
 	__u64 hwtstamp;
 };
 
+/* The context fields that not every supported kernel has, for CO-RE existence checks only
+ * (bpf_core_field_exists against the kernel's own struct __sk_buff; never read through). */
+struct __sk_buff___fields {
+	__u8 tstamp_type; /* Linux >= 5.18 */
+	__u64 hwtstamp;	  /* Linux >= 5.16 */
+} __attribute__((preserve_access_index));
+
 #pragma clang attribute push(__attribute__((preserve_access_index)), apply_to = record)
 
 struct net_device {

@@ -38,7 +38,8 @@ for option in sorted(options):
     if not re.search(re.escape(f"[{option}") + r"[\] ]", contract):
         problems.append(f"agent option {option} is not documented in docs/contract.md")
 for sub in sorted(subcommands):
-    if f"skewscope {sub}" not in contract:
+    # A nested subcommand (`skewscope policy check`) is named after its parent.
+    if f"skewscope {sub}" not in contract and not re.search(rf"skewscope [a-z]+ {sub}\b", contract):
         problems.append(f"subcommand '{sub}' is not documented in docs/contract.md")
 
 OUTSIDE = [

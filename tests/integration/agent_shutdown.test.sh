@@ -6,7 +6,6 @@
 source "$(dirname "$0")/lib.sh"
 
 bpf_fds() { ls -l "/proc/$1/fd" 2>/dev/null | grep -c 'anon_inode:bpf-link\|anon_inode:\[perf_event\]' || true; }
-alive() { [ -e "/proc/$1" ] && ! grep -q '^[0-9]* (.*) Z' "/proc/$1/stat" 2>/dev/null; }
 now() { date +%s.%N; }
 elapsed() { echo "$(now) - $1" | bc; }
 reap() {  # reap: the agent's exit status in RC; the agent is no longer cleanup's to kill

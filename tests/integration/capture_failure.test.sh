@@ -14,9 +14,7 @@ lab_up 2
 start_agent --domain a=netns:"$(netns_path 1)" --domain b=netns:"$(netns_path 2)" --only-domains \
   --window 30s --capture-grace 5s
 B=10.77.0.2
-metrics() { curl -sf --max-time 5 "$AGENT_URL/metrics"; }
 now() { date +%s.%N; }
-alive() { [ -e "/proc/$1" ] && ! grep -q '^[0-9]* (.*) Z' "/proc/$1/stat" 2>/dev/null; }
 
 in_host 2 "$TRAFFIC" echo-server --listen $B:7200 --duration 60 >/dev/null &
 BACKGROUND+=($!)
@@ -34,7 +32,12 @@ for fd in /proc/"$AGENT_PID"/fd/*; do
   done
 done
 [ -n "$ring_epoll" ] || fail "no epoll descriptor watching a bpf-map in the agent"
-gdb -nx -batch -p "$AGENT_PID" -ex "call (int)close($ring_epoll)" >"$WORK/gdb.out" 2>&1 || { cat "$WORK/gdb.out"; fail "gdb"; }
+# What counts is that the descriptor is gone: on some virtual machines (PVM guests) gdb fails to
+# write the extended register state back after the call ("Couldn't write extended state status")
+# and exits non-zero although close() ran; the checks below prove the agent saw its ring fail.
+gdb -nx -batch -p "$AGENT_PID" -ex "call (int)close($ring_epoll)" >"$WORK/gdb.out" 2>&1 || true
+[ "$(readlink "/proc/$AGENT_PID/fd/$ring_epoll" 2>/dev/null)" != "anon_inode:[eventpoll]" ] ||
+  { cat "$WORK/gdb.out"; fail "gdb: descriptor $ring_epoll of the agent is still its epoll"; }
 t0=$(now)  # the process runs again from here
 
 logged_after=

@@ -15,22 +15,12 @@ start_agent --domain a=netns:"$(netns_path 1)" --domain b=netns:"$(netns_path 2)
   --window 8s --send-max-age 1s
 B=10.77.0.2
 field() { pair_field "$@"; }
-metrics() { curl -sf --max-time 5 "$AGENT_URL/metrics"; }
-
-pings() {  # pings PORT COUNT: request/response a -> b -> a on a fresh connection
-  in_host 2 "$TRAFFIC" echo-server --listen $B:"$1" --duration 120 >/dev/null &
-  local server=$!
-  BACKGROUND+=("$server")
-  in_host 1 "$TRAFFIC" ping --connect $B:"$1" --size 64 --count "$2" >"$WORK/ping.out"
-  kill "$server" 2>/dev/null || true
-  wait "$server" 2>/dev/null || true
-}
 
 grep -qx 'skewscope_capture_up 1' <<<"$(metrics)" || fail "a live agent should export skewscope_capture_up 1"
 [ "$(status_json | jq -r '.capture.up')" = true ] || fail "capture.up should be true"
 
 # Before: loss-free traffic, certain health.
-pings 7100 300
+pings 1 2 $B:7100 300
 sleep 0.5
 note "before: a->b state $(field a b state), health $(field a b health), lost $(status_json | jq -r .capture.lost)"
 [ "$(status_json | jq -r .capture.lost)" -eq 0 ] || fail "losses before the freeze"
@@ -40,7 +30,7 @@ note "before: a->b state $(field a b state), health $(field a b health), lost $(
 # Frozen: the ring buffers (8 MiB in all here, ~80k records) cannot hold 4 halves x 40k round trips.
 kill -STOP "$AGENT_PID"
 t0=$(date +%s.%N)
-pings 7101 40000
+pings 1 2 $B:7101 40000
 frozen=$(echo "$(date +%s.%N) - $t0" | bc)
 kill -CONT "$AGENT_PID"
 note "agent frozen ${frozen}s under $(cat "$WORK/ping.out")"
@@ -73,7 +63,7 @@ set +e; "$SKEWSCOPE" status --agent "$AGENT_URL" >/dev/null; rc=$?; set -e
 
 # After the window (8 s) has passed: fresh traffic, certain again.
 sleep 8
-pings 7102 300
+pings 1 2 $B:7102 300
 sleep 0.5
 s=$(status_json)
 note "recovered: a->b state $(field a b state), health $(field a b health), window_lost_halves $(jq -r .capture.window_lost_halves <<<"$s")"

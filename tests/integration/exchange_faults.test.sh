@@ -13,12 +13,11 @@ lab_up 2
 start_kafka 4
 for i in 1 2; do
   start_named_agent x$i --host-name node$i --domain h$i=netns:"$(netns_path $i)" --only-domains --window 3s \
-    --send-max-age 2s --exchange "kafka:$BOOTSTRAP" --exchange-group "$RUN_ID"
+    --send-max-age 2s --exchange "kafka:$BOOTSTRAP" --exchange-group "$RUN_ID" --exchange-key-file "$EXCHANGE_KEY"
 done
 start_named_agent ref --domain h1=netns:"$(netns_path 1)" --domain h2=netns:"$(netns_path 2)" --only-domains \
   --window 3s --send-max-age 2s
-settled() { test "$(owned_total x1 x2)" -eq 4; }
-wait_until 60 settled || fail "group did not settle"
+wait_exchange_settled 4 x1 x2
 
 PORT=7400
 session() {  # session PING-ARGS...: one connection h1 -> h2 (the echo server serves one client)
@@ -70,10 +69,10 @@ sleep 2.5
 
 # Garbage and a foreign version on every partition.
 printf 'hello, kafka' >"$WORK/garbage"
-printf 'SK\002\000\004\000\000\000abcd' >"$WORK/v2"
+printf 'SK\011\000\004\000\000\000abcd' >"$WORK/foreign-version"
 for part in 0 1 2 3; do
   kcat -b "$BOOTSTRAP" -P -t $TOPIC -p $part -k 10.77.0.1\|10.77.0.2 "$WORK/garbage"
-  kcat -b "$BOOTSTRAP" -P -t $TOPIC -p $part -k 10.77.0.1\|10.77.0.2 "$WORK/v2"
+  kcat -b "$BOOTSTRAP" -P -t $TOPIC -p $part -k 10.77.0.1\|10.77.0.2 "$WORK/foreign-version"
 done
 rejected() { local s=0 a; for a in x1 x2; do s=$((s + $(agent_status $a | jq -r ".exchange.records_rejected.$1"))); done; echo $s; }
 at_least() { test "$(rejected "$1")" -ge "$2"; }

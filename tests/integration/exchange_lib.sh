@@ -54,4 +54,43 @@ owned_total() {
   echo $total
 }
 
+# exchange_settled PARTITIONS AGENT...: succeeds once the agents own the PARTITIONS of the exchange
+# topic between them and each one reaches Kafka (use with wait_until).
+exchange_settled() {
+  local partitions=$1 a
+  shift
+  [ "$(owned_total "$@")" -eq "$partitions" ] || return 1
+  for a in "$@"; do [ "$(agent_status "$a" | jq -r '.exchange.connected')" = true ] || return 1; done
+}
+
+# every_agent_owns AGENT...: succeeds when each agent owns a partition at least.
+every_agent_owns() {
+  local a
+  for a in "$@"; do [ "$(agent_status "$a" | jq -r '.exchange.partitions | length')" -ge 1 ] || return 1; done
+}
+
+# wait_exchange_settled PARTITIONS AGENT...: the group forming at start, 60 s at most, else the test fails.
+wait_exchange_settled() {
+  wait_until 60 exchange_settled "$@" || fail "the exchange group did not settle (owned: $(owned_total "${@:2}") of $1)"
+}
+
 show_agent_logs() { for f in "$WORK"/agent-*.log; do echo "--- $f"; tail -15 "$f"; done; }
+
+# The lab's exchange key (docs/security.md): the agents sign their records with it and accept only
+# records signed with it.
+new_exchange_key() {  # new_exchange_key PATH: a fresh HMAC key, owner-only like the agent demands
+  (umask 077 && openssl rand -hex 32 >"$1")
+}
+EXCHANGE_KEY=$WORK/exchange.key
+new_exchange_key "$EXCHANGE_KEY"
+
+# healthy_owner SRC DST AGENT...: succeeds, setting OWNER, once one of the agents reports the pair
+# SRC -> DST with health 1 (use with wait_until).
+healthy_owner() {
+  local src=$1 dst=$2 a
+  shift 2
+  for a in "$@"; do
+    [ "$(pair_from $a $src $dst health)" = 1 ] && { OWNER=$a; return 0; }
+  done
+  return 1
+}

@@ -20,7 +20,7 @@ for _ in range(100):
     except OSError: pass')
 for i in 1 2; do
   start_named_agent x$i --host-name node$i --domain h$i=netns:"$(netns_path $i)" --only-domains --window 3s \
-    --send-max-age 2s --exchange "kafka:127.0.0.1:$KPORT" --exchange-group "$RUN_ID" --exchange-sample 1/4 \
+    --send-max-age 2s --exchange "kafka:127.0.0.1:$KPORT" --exchange-group "$RUN_ID" --exchange-key-file "$EXCHANGE_KEY" --exchange-sample 1/4 \
     --exchange-config message.timeout.ms=3000
 done
 
@@ -48,8 +48,7 @@ start_kafka 4
 socat TCP-LISTEN:$KPORT,bind=127.0.0.1,reuseaddr,fork TCP:"${BOOTSTRAP%%,*}" 2>"$WORK/socat.log" & BACKGROUND+=($!)
 sleep 0.5
 kill -0 $! || fail "socat: $(cat "$WORK/socat.log")"
-settled() { test "$(owned_total x1 x2)" -eq 4; }
-wait_until 60 settled || {
+wait_until 60 exchange_settled 4 x1 x2 || {
   for a in x1 x2; do note "$a: $(agent_status $a | jq -c .exchange)"; done
   fail "agents did not join once Kafka appeared"
 }

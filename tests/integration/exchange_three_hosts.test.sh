@@ -23,20 +23,14 @@ GROUP=$RUN_ID
 common=(--send-max-age 2s --only-domains)
 for i in 1 2 3; do
   start_named_agent x$i --host-name node$i --domain h$i=netns:"$(netns_path $i)" "${common[@]}" \
-    --exchange "kafka:$BOOTSTRAP" --exchange-group "$GROUP"
+    --exchange "kafka:$BOOTSTRAP" --exchange-group "$GROUP" --exchange-key-file "$EXCHANGE_KEY"
 done
 start_named_agent ref --host-name ref --domain h1=netns:"$(netns_path 1)" --domain h2=netns:"$(netns_path 2)" \
   --domain h3=netns:"$(netns_path 3)" "${common[@]}"
 
 # The group has formed when the three agents own the 6 partitions between them and each one
 # has some (cooperative-sticky spreads them), and every agent reaches Kafka.
-stable() {
-  [ "$(owned_total x1 x2 x3)" -eq 6 ] || return 1
-  for a in x1 x2 x3; do
-    [ "$(agent_status $a | jq -r '.exchange.connected')" = true ] || return 1
-    [ "$(agent_status $a | jq -r '.exchange.partitions | length')" -ge 1 ] || return 1
-  done
-}
+stable() { exchange_settled 6 x1 x2 x3 && every_agent_owns x1 x2 x3; }
 wait_until 60 stable || fail "the exchange group did not settle (owned: $(owned_total x1 x2 x3))"
 for a in x1 x2 x3; do note "$a owns partitions $(agent_status $a | jq -c '.exchange.partitions')"; done
 

@@ -18,8 +18,6 @@ remove_cgroups() {
   return $rc
 }
 make_client_cgroups() { mkdir -p "$CG/producer" "$CG/consumer"; }
-# in_cgroup DIR CMD...: CMD (and what it starts) runs in that cgroup
-in_cgroup() { local cg=$1; shift; sh -c 'echo $$ >"$0/cgroup.procs" && exec "$@"' "$cg" "$@"; }
 
 # start_pipeline_kafka TOPIC:PARTITIONS:RF: one broker in host 3 (files $WORK/pipe.*), its port
 # forwarded; sets BROKER (host 3's address) and PORT (127.0.0.1:PORT in hosts 1 and 2).

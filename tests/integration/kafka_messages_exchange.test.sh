@@ -24,14 +24,11 @@ start_kafka 6  # the exchange's Kafka (root loopback)
 start_pipeline_kafka $PIPE_TOPIC:2:1  # files $WORK/pipe.* (exchange_lib.sh uses bootstrap, kafka.fifo)
 
 common=(--only-domains --window 5s --payload-bytes 8192 --enable-spans-api
-  --exchange "kafka:$BOOTSTRAP" --exchange-group "$RUN_ID" --exchange-config fetch.wait.max.ms=20)
+  --exchange "kafka:$BOOTSTRAP" --exchange-group "$RUN_ID" --exchange-config fetch.wait.max.ms=20
+  --exchange-key-file "$EXCHANGE_KEY")
 start_named_agent prod --host-name node1 --domain producer=cgroup:"$CG/producer" "${common[@]}"
 start_named_agent cons --host-name node2 --domain consumer=cgroup:"$CG/consumer" "${common[@]}"
-stable() {
-  [ "$(owned_total prod cons)" -eq 6 ] || return 1
-  for a in prod cons; do [ "$(agent_status $a | jq -r '.exchange.connected')" = true ] || return 1; done
-}
-wait_until 60 stable || fail "the exchange group did not settle (owned: $(owned_total prod cons))"
+wait_exchange_settled 6 prod cons
 for a in prod cons; do note "$a owns exchange partitions $(agent_status $a | jq -c '.exchange.partitions')"; done
 
 KCAT_FAST=(-X fetch.wait.max.ms=5 -X fetch.error.backoff.ms=5 -X topic.metadata.refresh.interval.ms=60000)

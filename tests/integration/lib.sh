@@ -50,7 +50,7 @@ in_host() { local i=$1; shift; ip netns exec "$LAB_NAME-h$i" "$@"; }
 agent_url_from_log() {
   local pid=$1 log=$2 what=$3 port=
   for _ in $(seq 1 150); do
-    port=$(sed -n 's/.*listening on 127\.0\.0\.1:\([0-9]*\).*/\1/p' "$log")
+    port=$(sed -n 's/.*listening on 127\.0\.0\.1:\([0-9]*\).*/\1/p' "$log" 2>/dev/null || true)
     [ -n "$port" ] && break
     kill -0 "$pid" 2>/dev/null || { cat "$log" >&2; fail "$what exited"; }
     sleep 0.1
@@ -60,6 +60,9 @@ agent_url_from_log() {
 }
 
 start_agent() {  # start_agent ARGS...: listens on a free loopback port
+  # Emptied here, not only by the background job's redirection: that runs in the child, and the
+  # wait below could otherwise read the previous agent's "listening on" line first.
+  : >"$WORK/agent.log"
   "$SKEWSCOPE" agent --listen 127.0.0.1:0 --control-socket "$CONTROL" "$@" >"$WORK/agent.log" 2>&1 &
   AGENT_PID=$!
   AGENT_URL=$(agent_url_from_log "$AGENT_PID" "$WORK/agent.log" agent)
@@ -90,6 +93,36 @@ wait_until() {
   until "$@"; do [ "$SECONDS" -lt "$deadline" ] || return 1; sleep 0.5; done
 }
 
+# metrics: the agent's /metrics now
+metrics() { curl -sf --max-time 5 "$AGENT_URL/metrics"; }
+
+# snap_field SRC DST FIELD: as pair_field, from the status saved in $WORK/snap.json: the checks of
+# one phase read one snapshot (on a loaded machine a few status calls can outlast the window).
+snap_field() {
+  jq -r --arg s "$1" --arg d "$2" --arg f "$3" \
+    '[.pairs[] | select(.src==$s and .dst==$d and .transport=="tcp")][0][$f] // "none"' "$WORK/snap.json"
+}
+
+# alive PID: the process runs (exists and is not a zombie)
+alive() { [ -e "/proc/$1" ] && ! grep -q '^[0-9]* (.*) Z' "/proc/$1/stat" 2>/dev/null; }
+
+# in_cgroup DIR CMD...: CMD (and what it starts) runs in the cgroup DIR
+in_cgroup() { local cg=$1; shift; sh -c 'echo $$ >"$0/cgroup.procs" && exec "$@"' "$cg" "$@"; }
+
+# pings FROM TO ENDPOINT COUNT: COUNT request/responses from lab host FROM to an echo server at
+# ENDPOINT in host TO and back, on one fresh connection (the server serves that one; the client
+# retries until it listens). The client's output is in $WORK/ping.out. Then 0.5 s: the agent reads
+# the ring buffer every 20 ms, so that it has taken the last halves.
+pings() {
+  in_host "$2" "$TRAFFIC" echo-server --listen "$3" --duration 120 >/dev/null &
+  local server=$!
+  BACKGROUND+=("$server")
+  in_host "$1" "$TRAFFIC" ping --connect "$3" --size 64 --count "$4" >"$WORK/ping.out"
+  kill "$server" 2>/dev/null || true
+  wait "$server" 2>/dev/null || true
+  sleep 0.5
+}
+
 # Debian's prometheus, scraping the agent (prometheus_scrape.test.sh).
 PROMETHEUS=${PROMETHEUS:-/usr/bin/prometheus}
 PROMETHEUS_PID=
@@ -109,6 +142,21 @@ _prometheus_exit() {  # _prometheus_exit RC
   stop_prometheus
 }
 
+# prometheus_style_url PID LOG WHAT: the loopback URL a Prometheus-project server (prometheus,
+# alertmanager) started with --web.listen-address=127.0.0.1:0 logs ("Listening on"), within 20 s;
+# fails naming WHAT if it exits or never listens.
+prometheus_style_url() {
+  local pid=$1 log=$2 what=$3 port=
+  for _ in $(seq 1 200); do
+    port=$(sed -n 's/.*msg="Listening on" address=127\.0\.0\.1:\([0-9]*\).*/\1/p' "$log" 2>/dev/null || true)
+    [ -n "$port" ] && break
+    kill -0 "$pid" 2>/dev/null || fail "$what exited"
+    sleep 0.1
+  done
+  [ -n "$port" ] || fail "$what did not start listening"
+  echo "http://127.0.0.1:$port"
+}
+
 # start_prometheus CONFIG: a free loopback port (PROMETHEUS_URL), data in $WORK/prometheus-data;
 # stopped on exit before lib's cleanup removes the lab, the agent and $WORK.
 start_prometheus() {
@@ -117,15 +165,7 @@ start_prometheus() {
   "$PROMETHEUS" --config.file="$1" --storage.tsdb.path="$WORK/prometheus-data" \
     --web.listen-address=127.0.0.1:0 --storage.tsdb.retention.time=1h >"$WORK/prometheus.log" 2>&1 &
   PROMETHEUS_PID=$!
-  local port=
-  for _ in $(seq 1 200); do
-    port=$(sed -n 's/.*msg="Listening on" address=127\.0\.0\.1:\([0-9]*\).*/\1/p' "$WORK/prometheus.log")
-    [ -n "$port" ] && break
-    kill -0 "$PROMETHEUS_PID" 2>/dev/null || fail "prometheus exited"
-    sleep 0.1
-  done
-  [ -n "$port" ] || fail "prometheus did not start listening"
-  PROMETHEUS_URL=http://127.0.0.1:$port
+  PROMETHEUS_URL=$(prometheus_style_url "$PROMETHEUS_PID" "$WORK/prometheus.log" prometheus)
   wait_until 30 curl -sf --max-time 2 -o /dev/null "$PROMETHEUS_URL/-/ready" || fail "prometheus not ready"
 }
 

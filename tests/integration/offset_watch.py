@@ -14,7 +14,7 @@ start = time.monotonic()
 offsets = []  # every estimate of this phase, us
 found = {"polls": 0, "estimates": 0, "misses": 0, "first_hit_s": None, "max_ratio": None,
          "max_error_us": None, "dt_min_us": None, "states": [], "window_negatives": 0, "reverse_window_negatives": 0,
-         "forward_min_span_us": None, "reverse_min_span_us": None}
+         "forward_min_span_us": None, "reverse_min_span_us": None, "at_risk_holding_zero": 0}
 while time.monotonic() - start < seconds:
     time.sleep(0.5)
     with urllib.request.urlopen(url + "/api/v1/status", timeout=5) as r:
@@ -52,6 +52,9 @@ while time.monotonic() - start < seconds:
         if m is not None:
             key = side + "_min_span_us"
             found[key] = round(min(m * 1e6, found[key] if found[key] is not None else float("inf")), 2)
+    # The traffic's at_risk verdict needs an interval that excludes zero (docs/contract.md).
+    if p.get("at_risk") is True and abs(p["offset_seconds"]) <= p["offset_bound_seconds"]:
+        found["at_risk_holding_zero"] += 1
     offsets.append(p["offset_seconds"] * 1e6)
     err = abs(p["offset_seconds"] - truth) * 1e6
     found["max_error_us"] = round(max(found["max_error_us"] or 0, err), 2)

@@ -24,13 +24,9 @@ start_kafka 2
 names=(_ a b)
 for i in 1 2; do
   start_named_agent x$i --host-name node$i --domain "${names[$i]}"=netns:"$(netns_path $i)" --only-domains \
-    --send-max-age 2s --rdma --exchange "kafka:$BOOTSTRAP" --exchange-group "$RUN_ID"
+    --send-max-age 2s --rdma --exchange "kafka:$BOOTSTRAP" --exchange-group "$RUN_ID" --exchange-key-file "$EXCHANGE_KEY"
 done
-stable() {
-  [ "$(owned_total x1 x2)" -eq 2 ] || return 1
-  for a in x1 x2; do [ "$(agent_status $a | jq -r '.exchange.connected')" = true ] || return 1; done
-}
-wait_until 60 stable || fail "the exchange group did not settle (owned: $(owned_total x1 x2))"
+wait_exchange_settled 2 x1 x2
 
 # field AGENT PATH: from that agent's status JSON
 field() { agent_status "$1" | jq -r "$2 // 0"; }

@@ -12,11 +12,10 @@ lab_up 3
 start_kafka 6
 for i in 1 2 3; do
   start_named_agent x$i --host-name node$i --domain h$i=netns:"$(netns_path $i)" --only-domains --window 3s \
-    --send-max-age 2s --exchange "kafka:$BOOTSTRAP" --exchange-group "$RUN_ID"
+    --send-max-age 2s --exchange "kafka:$BOOTSTRAP" --exchange-group "$RUN_ID" --exchange-key-file "$EXCHANGE_KEY"
 done
 AGENTS=(--agent "${AGENT_URLS[x1]}" --agent "${AGENT_URLS[x2]}" --agent "${AGENT_URLS[x3]}")
-settled() { [ "$(owned_total x1 x2 x3)" -eq 6 ]; }
-wait_until 60 settled || fail "the agents did not share the 6 partitions"
+wait_exchange_settled 6 x1 x2 x3
 
 for i in 1 2 3; do in_host $i "$TRAFFIC" echo-server --listen 10.77.0.$i:7300 --duration 120 >/dev/null & BACKGROUND+=($!); done
 sleep 0.3

@@ -19,7 +19,6 @@ remove_test_cgroups() {
 }
 trap 'remove_test_cgroups; cleanup' EXIT INT TERM
 mkdir -p "$CG/client" "$CG/server"
-in_cgroup() { local cg=$1; shift; sh -c 'echo $$ >"$0/cgroup.procs" && exec "$@"' "$cg" "$@"; }
 start_agent --domain client=cgroup:"$CG/client" --domain server=cgroup:"$CG/server" --only-domains \
   --window 30s --send-max-age 2s
 in_cgroup "$CG/server" ip netns exec "$LAB_NAME-h2" "$TRAFFIC" echo-server --listen $B:7100 --duration 60 >/dev/null &

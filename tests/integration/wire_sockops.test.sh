@@ -25,13 +25,12 @@ start_agent --domain a=netns:"$(netns_path 1)" --domain b=netns:"$(netns_path 2)
   --window 5s --send-max-age 2s --wire-timestamps "eth0@$(netns_path 1),eth0@$(netns_path 2)" --wire-cgroup "$CG"
 grep -q "send side sock_ops" "$WORK/agent.log" || fail "the agent did not choose the sock_ops send side"
 # Joins the cgroup before entering the host's namespace (ip netns exec remounts /sys there).
-in_cgroup() { local host=$1; shift; sh -c "echo \$\$ > $CG/cgroup.procs && exec \"\$@\"" sh ip netns exec "$LAB_NAME-h$host" "$@"; }
 egress_filters=$({ in_host 1 tc filter show dev eth0 egress; in_host 2 tc filter show dev eth0 egress; } | grep -c wire_ || true)
 [ "$egress_filters" -eq 0 ] || fail "tc egress filters attached although the send side is sock_ops"
 
-in_cgroup 2 "$TRAFFIC" echo-server --listen $B:7000 --duration 9 >/dev/null &
+in_cgroup "$CG" ip netns exec "$LAB_NAME-h2" "$TRAFFIC" echo-server --listen $B:7000 --duration 9 >/dev/null &
 server=$!
-in_cgroup 1 "$TRAFFIC" ping --connect $B:7000 --size 64 --rate 1000 --duration 4 >"$WORK/ping.out"
+in_cgroup "$CG" ip netns exec "$LAB_NAME-h1" "$TRAFFIC" ping --connect $B:7000 --size 64 --rate 1000 --duration 4 >"$WORK/ping.out"
 wait $server || true
 sleep 2.5
 "$SKEWSCOPE" status --agent "$AGENT_URL" --json >"$WORK/snap.json" || true

@@ -1,6 +1,6 @@
 // Synthetic ABI halves, as the kernel side records them: writes stamped at entry with write_seq,
 // reads stamped at exit with copied_seq, each from its own socket's point of view. The one record
-// maker of the unit tests (tests/unit/core) and the benchmarks that feed the agent core without a
+// maker of the unit tests (tests/unit/) and the benchmarks that feed the agent core without a
 // ring buffer (bench/correlator, bench/exchange).
 #pragma once
 

@@ -40,16 +40,22 @@ bool wait_readable(int fd, double duration_s, Clock::time_point start) {
   return false;
 }
 
-int accept_one(const std::string& endpoint, double duration_s) {
-  sockaddr_in addr = tools::parse_endpoint(endpoint);
-  int lfd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+int listen_on(const std::string& endpoint, int backlog) {
+  const tools::Endpoint addr = tools::parse_endpoint(endpoint);
+  int lfd = socket(addr.family(), SOCK_STREAM | SOCK_CLOEXEC, 0);
   int one = 1;
   setsockopt(lfd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
-  if (bind(lfd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0 || listen(lfd, 16) != 0) {
+  if (bind(lfd, addr.get(), addr.length) != 0 || listen(lfd, backlog) != 0) {
     std::string why = std::strerror(errno);
     close(lfd);
     throw std::runtime_error("cannot listen on " + endpoint + ": " + why);
   }
+  return lfd;
+}
+
+int accept_one(const std::string& endpoint, double duration_s) {
+  int lfd = listen_on(endpoint, 16);
+  int one = 1;
   const bool ready = wait_readable(lfd, duration_s, Clock::now());
   int fd = ready ? accept(lfd, nullptr, nullptr) : -1;
   close(lfd);
@@ -97,6 +103,7 @@ int main(int argc, char** argv) {
   add_tcp_modes(app, options, modes);
   add_measured_modes(app, options, modes);
   add_zmq_modes(app, options, modes);
+  add_shape_modes(app, options, modes);
   CLI11_PARSE(app, argc, argv);
   const Mode* chosen = nullptr;
   for (const auto& mode : modes)

@@ -3,8 +3,10 @@
 // on 127.0.0.1 (recording_relay.hpp). Writes the .cap files and a manifest of what was sent.
 //
 //   protocol_recorder kafka|zmtp --out DIR [--read-size N] [--seed S]
+//   protocol_recorder zmtp2 --out DIR --jeromq-classes DIR   (ZMTP/2.0: JeroMQ, see record_zmtp2)
 #include <librdkafka/rdkafka.h>
 #include <librdkafka/rdkafka_mock.h>
+#include <sys/wait.h>
 #include <zmq.h>
 
 #include <CLI/CLI.hpp>
@@ -254,6 +256,110 @@ int record_zmtp(const std::string& out, std::size_t read_size, unsigned seed) {
   return 0;
 }
 
+// ZMTP/2.0 with JeroMQ (tests/tools/jeromq/JeromqPeer.java, compiled into `classes`): JeroMQ
+// 0.3.6 speaks only ZMTP/2.0, and libzmq 4 downgrades to it. The JeroMQ end runs as a child
+// process; its messages follow JeromqPeer's --varied sizes, and so do libzmq's here.
+class JeromqProcess {
+ public:
+  JeromqProcess(const std::string& classes, const std::string& args) {
+    const std::string cmd = "exec java -cp /usr/share/java/jeromq.jar:" + classes + " JeromqPeer " + args;
+    pipe_ = popen(cmd.c_str(), "r");
+    if (!pipe_) throw std::runtime_error("cannot start " + cmd);
+  }
+  ~JeromqProcess() {
+    if (pipe_) pclose(pipe_);
+  }
+  JeromqProcess(const JeromqProcess&) = delete;
+  JeromqProcess& operator=(const JeromqProcess&) = delete;
+  // The next line it prints ("port P", then its summary).
+  std::string line() {
+    char buf[256];
+    if (!fgets(buf, sizeof buf, pipe_)) throw std::runtime_error("JeromqPeer ended without a word");
+    std::string l(buf);
+    while (!l.empty() && l.back() == '\n') l.pop_back();
+    return l;
+  }
+  std::uint16_t port() {
+    const std::string l = line();
+    if (l.rfind("port ", 0) != 0) throw std::runtime_error("JeromqPeer: expected its port, got: " + l);
+    return static_cast<std::uint16_t>(std::stoi(l.substr(5)));
+  }
+  // Its exit status (0: it moved every message).
+  int wait() {
+    std::string rest;
+    while (fgets(buf_, sizeof buf_, pipe_)) rest += buf_;
+    const int st = pclose(pipe_);
+    pipe_ = nullptr;
+    std::printf("  jeromq: %s", rest.c_str());
+    return WIFEXITED(st) ? WEXITSTATUS(st) : 1;
+  }
+
+ private:
+  FILE* pipe_ = nullptr;
+  char buf_[256];
+};
+
+int varied_frames(int i) { return i % 10 == 3 ? 3 : 1; }
+std::size_t varied_size(int i) {
+  if (i == 700) return 9000;
+  if (i % 250 == 7) return 300;
+  return static_cast<std::size_t>((i * 37) % 121);
+}
+int varied_total_frames(int messages) {
+  int n = 0;
+  for (int i = 0; i < messages; ++i) n += varied_frames(i);
+  return n;
+}
+
+int record_zmtp2(const std::string& out, const std::string& classes, std::size_t read_size) {
+  if (classes.empty()) throw std::runtime_error("zmtp2 needs --jeromq-classes (JeromqPeer.class)");
+  const int messages = 1500;
+  const std::string count = " --count " + std::to_string(messages) + " --varied";
+  std::ofstream manifest(out + "/zmtp-v2-manifest.txt");
+  manifest << "# pattern messages frames (JeroMQ 0.3.6, libzmq " << ZMQ_VERSION_MAJOR << '.' << ZMQ_VERSION_MINOR << '.'
+           << ZMQ_VERSION_PATCH << "): sender -> receiver, PUSH -> PULL\n";
+  int failures = 0;
+  {  // JeroMQ -> JeroMQ: ZMTP/2.0 both ways.
+    JeromqProcess pull(classes, "pull --bind tcp://127.0.0.1:*" + count);
+    RecordingRelay relay(pull.port(), out + "/zmtp-v2-jeromq", read_size);
+    JeromqProcess push(classes, "push --connect tcp://127.0.0.1:" + std::to_string(relay.port()) + count);
+    failures += push.wait() != 0;
+    failures += pull.wait() != 0;
+    relay.stop();
+    manifest << "jeromq " << messages << ' ' << varied_total_frames(messages) << '\n';
+  }
+  void* ctx = zmq_ctx_new();
+  {  // libzmq PUSH -> JeroMQ PULL: libzmq announces 3, reads 1, and continues in 2.0.
+    JeromqProcess pull(classes, "pull --bind tcp://127.0.0.1:*" + count);
+    RecordingRelay relay(pull.port(), out + "/zmtp-v2-downgrade-push", read_size);
+    void* push = zmq_socket(ctx, ZMQ_PUSH);
+    zmq_connect(push, ("tcp://127.0.0.1:" + std::to_string(relay.port())).c_str());
+    for (int i = 0; i < messages; ++i)
+      for (int p = 0; p < varied_frames(i); ++p)
+        zsend(push, std::string(varied_size(i), 'x'), p + 1 < varied_frames(i) ? ZMQ_SNDMORE : 0);
+    failures += pull.wait() != 0;
+    zmq_close(push);
+    relay.stop();
+    manifest << "downgrade-push " << messages << ' ' << varied_total_frames(messages) << '\n';
+  }
+  {  // JeroMQ PUSH -> libzmq PULL: the downgrade is on the receiver's greeting (direction 1).
+    void* pull = zmq_socket(ctx, ZMQ_PULL);
+    zmq_bind(pull, "tcp://127.0.0.1:*");
+    RecordingRelay relay(bound_port(pull), out + "/zmtp-v2-downgrade-pull", read_size);
+    JeromqProcess push(classes, "push --connect tcp://127.0.0.1:" + std::to_string(relay.port()) + count);
+    int frames_got = 0;
+    for (int i = 0; i < messages; ++i) frames_got += zrecv(pull);
+    failures += push.wait() != 0;
+    failures += frames_got != varied_total_frames(messages);
+    zmq_close(pull);
+    relay.stop();
+    manifest << "downgrade-pull " << messages << ' ' << frames_got << '\n';
+  }
+  zmq_ctx_term(ctx);
+  std::printf("zmtp2: recorded, %d failures\n", failures);
+  return failures == 0 ? 0 : 1;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -262,15 +368,21 @@ int main(int argc, char** argv) {
   std::string out;
   std::size_t read_size = 4096;
   unsigned seed = 1;
-  app.add_option("what", what, "kafka | zmtp")->required()->check(CLI::IsMember({"kafka", "zmtp"}));
+  std::string jeromq_classes;
+  app.add_option("what", what, "kafka | zmtp | zmtp2 (JeroMQ)")
+      ->required()
+      ->check(CLI::IsMember({"kafka", "zmtp", "zmtp2"}));
   app.add_option("--out", out, "directory for the .cap files and the manifest")
       ->required()
       ->check(CLI::ExistingDirectory);
   app.add_option("--read-size", read_size, "bytes per relay read (one recorded chunk at most)")
       ->check(CLI::Range(1, 1 << 20));
   app.add_option("--seed", seed, "message sizes");
+  app.add_option("--jeromq-classes", jeromq_classes, "zmtp2: directory holding JeromqPeer.class")
+      ->check(CLI::ExistingDirectory);
   CLI11_PARSE(app, argc, argv);
   try {
+    if (what == "zmtp2") return record_zmtp2(out, jeromq_classes, read_size);
     return what == "kafka" ? record_kafka(out, read_size, seed) : record_zmtp(out, read_size, seed);
   } catch (const std::exception& e) {
     std::fprintf(stderr, "protocol_recorder: %s\n", e.what());

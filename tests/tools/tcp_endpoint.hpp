@@ -1,9 +1,11 @@
 // TCP helpers for lab_traffic (tests/tools/traffic*.cpp):
-// endpoints as ADDR:PORT, a connect that waits for a server still starting in its namespace,
-// and whole-buffer reads and writes.
+// endpoints as ADDR:PORT (IPv4) or [ADDR%IFACE]:PORT (IPv6, the scope for a link-local address),
+// a connect that waits for a server still starting in its namespace, and whole-buffer reads and
+// writes.
 #pragma once
 
 #include <arpa/inet.h>
+#include <netdb.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <sys/socket.h>
@@ -13,31 +15,53 @@
 #include <cerrno>
 #include <chrono>
 #include <cstdint>
+#include <cstring>
+#include <functional>
 #include <stdexcept>
 #include <string>
 #include <thread>
 
 namespace skewscope::tools {
 
-inline sockaddr_in parse_endpoint(const std::string& text) {
+struct Endpoint {
+  sockaddr_storage addr{};
+  socklen_t length = 0;
+  int family() const { return addr.ss_family; }
+  const sockaddr* get() const { return reinterpret_cast<const sockaddr*>(&addr); }
+};
+
+// Numeric only (no name lookup): getaddrinfo resolves the %IFACE scope of a link-local address.
+inline Endpoint parse_endpoint(const std::string& text) {
   auto colon = text.rfind(':');
-  if (colon == std::string::npos) throw std::runtime_error("endpoint must be ADDR:PORT");
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_port = htons(static_cast<std::uint16_t>(std::stoi(text.substr(colon + 1))));
-  if (inet_pton(AF_INET, text.substr(0, colon).c_str(), &addr.sin_addr) != 1)
-    throw std::runtime_error("bad IPv4 address in " + text);
-  return addr;
+  if (colon == std::string::npos || colon + 1 == text.size())
+    throw std::runtime_error("endpoint must be ADDR:PORT or [ADDR]:PORT, got '" + text + "'");
+  std::string host = text.substr(0, colon);
+  if (host.size() >= 2 && host.front() == '[' && host.back() == ']') host = host.substr(1, host.size() - 2);
+  const std::string port = text.substr(colon + 1);
+  addrinfo hints{};
+  hints.ai_flags = AI_NUMERICHOST | AI_NUMERICSERV;
+  hints.ai_socktype = SOCK_STREAM;
+  addrinfo* found = nullptr;
+  if (getaddrinfo(host.c_str(), port.c_str(), &hints, &found) != 0 || !found)
+    throw std::runtime_error("bad address or port in '" + text + "'");
+  Endpoint e;
+  std::memcpy(&e.addr, found->ai_addr, found->ai_addrlen);
+  e.length = found->ai_addrlen;
+  freeaddrinfo(found);
+  return e;
 }
 
 // Retries until the server listens, for at most timeout_s (or until *stop). TCP_NODELAY: each
 // write is one message on the wire, as the tests count them.
-inline int connect_to(const std::string& endpoint, double timeout_s, const std::atomic<bool>* stop = nullptr) {
-  sockaddr_in addr = parse_endpoint(endpoint);
+// `before_connect`, when given, sets options that must precede the handshake (SO_SNDBUF).
+inline int connect_to(const std::string& endpoint, double timeout_s, const std::atomic<bool>* stop = nullptr,
+                      const std::function<void(int)>& before_connect = {}) {
+  const Endpoint addr = parse_endpoint(endpoint);
   auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(timeout_s);
   while (true) {
-    int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-    if (connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0) {
+    int fd = socket(addr.family(), SOCK_STREAM | SOCK_CLOEXEC, 0);
+    if (before_connect) before_connect(fd);
+    if (connect(fd, addr.get(), addr.length) == 0) {
       int one = 1;
       setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
       return fd;

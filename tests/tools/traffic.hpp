@@ -1,6 +1,8 @@
 // What the families of lab_traffic's modes share: their options, the loop bound every mode obeys,
 // and how a family registers its subcommands. One family per file:
 //   traffic_tcp.cpp       tcp-sink, tcp-source, echo-server, ping   (traffic for tests and demos)
+//   traffic_shapes.cpp    reply-close-server/-client (a reply read with the FIN, connection churn),
+//                         slow-sink, blocking-source (sends that wait seconds for buffer space)
 //   traffic_measured.cpp  rr-server, rr-client, stream-sink, stream-source, syscalls   (timed, for
 //                         bench/overhead and bench/overload)
 //   traffic_zmq.cpp       zmq-pull, zmq-push (both); traffic_zmq_absent.cpp when built without ZeroMQ
@@ -30,6 +32,8 @@ double seconds_since(Clock::time_point t);
 // programs add to (they run in the workload's syscalls).
 double cpu_seconds();
 
+// A listening socket on ADDR:PORT or [ADDR%IFACE]:PORT; throws naming the endpoint when it cannot.
+int listen_on(const std::string& endpoint, int backlog);
 // Listens on ADDR:PORT and waits (until `duration_s` has passed since `start`, or g_stop) for
 // one connection; TCP_NODELAY on it. Throws when nobody connects.
 int accept_one(const std::string& endpoint, double duration_s);
@@ -56,6 +60,10 @@ struct Options {
   double idle_exit = 0;        // zmq-pull: stop this many seconds after the last message
   std::string op = "write-devnull";
   std::string path = "/tmp/lab_traffic.io";
+  double delay_ms = 0;            // reply-close-client: pause between request and read; slow-sink: between reads
+  std::size_t socket_buffer = 0;  // slow-sink SO_RCVBUF / blocking-source SO_SNDBUF (0: the kernel's)
+  bool reset = false;             // reply-close-server: close with a reset (SO_LINGER 0), not a FIN
+  std::string call = "write";     // blocking-source: write, writev, sendto or sendmsg
 };
 
 // What kind of bound a mode needs before it may start.
@@ -71,6 +79,7 @@ struct Mode {
 void add_tcp_modes(CLI::App& app, Options& options, std::vector<Mode>& modes);
 void add_measured_modes(CLI::App& app, Options& options, std::vector<Mode>& modes);
 void add_zmq_modes(CLI::App& app, Options& options, std::vector<Mode>& modes);
+void add_shape_modes(CLI::App& app, Options& options, std::vector<Mode>& modes);
 
 // Flags shared by the modes.
 void add_bounds(CLI::App* command, Options& options, bool with_rate);

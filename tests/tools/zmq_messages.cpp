@@ -5,7 +5,8 @@
 //                                     are coalesced into few writes by libzmq's I/O thread
 //   rep  --bind EP --count N          answer N requests
 //   req  --connect EP --count N       send N requests, each waiting for its reply
-// --parts P sends each message as P frames (ZMQ_SNDMORE); --size B is the size of each frame.
+// --parts P sends each message as P frames (ZMQ_SNDMORE); --size B is the size of each frame;
+// --hold-ms T keeps the socket open T ms after the last message (a slow peer reads all first).
 #include <zmq.h>
 
 #include <CLI/CLI.hpp>
@@ -24,6 +25,7 @@ struct Options {
   std::size_t size = 8;
   int parts = 1;
   int timeout_ms = 20000;
+  int hold_ms = 0;  // keep the socket open this long after the last message (see main)
 };
 
 void check(bool ok, const char* what) {
@@ -76,6 +78,7 @@ int run(const std::string& mode, const Options& o) {
     }
   }
   std::cout << mode << ": " << done << " messages" << std::endl;
+  if (o.hold_ms > 0) std::this_thread::sleep_for(std::chrono::milliseconds(o.hold_ms));
   zmq_close(sock);  // with linger: the last messages still leave before the context ends
   zmq_ctx_term(ctx);
   return done == o.count ? 0 : 1;
@@ -95,6 +98,11 @@ int main(int argc, char** argv) {
   app.add_option("--size", o.size)->check(CLI::Range(std::size_t{1}, std::size_t{1} << 20));
   app.add_option("--parts", o.parts)->check(CLI::Range(1, 64));
   app.add_option("--timeout-ms", o.timeout_ms)->check(CLI::Range(1, 600000));
+  // A sender that closes while its peer still reads (a slow JeroMQ PULL) may reset the connection
+  // (unread bytes in its own receive queue): the peer's socket then loses its local port in the
+  // kernel, and its later reads can no longer be followed. Holding the socket avoids that shape.
+  app.add_option("--hold-ms", o.hold_ms, "keep the socket open this long after the last message")
+      ->check(CLI::Range(0, 600000));
   CLI11_PARSE(app, argc, argv);
   try {
     return run(mode, o);

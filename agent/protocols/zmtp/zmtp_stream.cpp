@@ -5,11 +5,15 @@
 namespace skewscope::protocols::zmtp {
 namespace {
 
-constexpr std::uint32_t kGreetingSize = 64;
+constexpr std::uint32_t kGreetingSize3 = 64;
+constexpr std::uint32_t kGreetingSize2 = 12;  // signature, revision, socket type
+constexpr std::uint32_t kVersionAt = 10;      // the version (2.0: revision) byte
+constexpr std::uint32_t kMechanismAt = 12;    // 3.x: first byte of the mechanism name
 constexpr std::uint8_t kFlagMore = 0x01;
 constexpr std::uint8_t kFlagLong = 0x02;
 constexpr std::uint8_t kFlagCommand = 0x04;
-constexpr std::uint8_t kFlagsReserved = 0xF8;
+constexpr std::uint8_t kFlagsReserved3 = 0xF8;
+constexpr std::uint8_t kFlagsReserved2 = 0xFC;  // 2.0 has no COMMAND bit
 // While resynchronising, a long size beyond this is taken as noise rather than a frame: libzmq's
 // default maximum message size is unlimited, but a real stream regains sync on its small frames.
 constexpr std::uint64_t kResyncMaxFrame = 1ull << 31;
@@ -23,12 +27,45 @@ std::uint64_t frame_size(const std::uint8_t* header) {
   return v;
 }
 
+// RFC 23: a mechanism name is uppercase letters, digits, '-', '_', '.', '+', null-padded; the
+// mechanisms in use (NULL, PLAIN, CURVE) are not empty, so their first byte is never 00.
+bool starts_mechanism(std::uint8_t b) {
+  return (b >= 'A' && b <= 'Z') || (b >= '0' && b <= '9') || b == '-' || b == '_' || b == '.' || b == '+';
+}
+
 }  // namespace
+
+std::string_view to_string(UnparsedReason r) {
+  switch (r) {
+    case UnparsedReason::kNotAGreeting: return "not_a_greeting";
+    case UnparsedReason::kGreetingNotCaptured: return "greeting_not_captured";
+    case UnparsedReason::kUnsupportedVersion: return "unsupported_version";
+    case UnparsedReason::kVersionUnknown: return "version_unknown";
+  }
+  return "unknown";
+}
 
 bool looks_like_greeting(std::span<const std::uint8_t> b) {
   if (b.empty() || b[0] != 0xFF) return false;
   if (b.size() > 9 && b[9] != 0x7F) return false;
-  return b.size() <= 10 || b[10] >= 3;
+  return b.size() <= kVersionAt || b[kVersionAt] >= 1;
+}
+
+std::optional<std::uint8_t> StreamTracker::announced_revision() const {
+  if (greeting_have_ <= kVersionAt) return std::nullopt;
+  return greeting_[kVersionAt];
+}
+
+void StreamTracker::learn_peer_revision(std::uint8_t revision) {
+  if (!peer_revision_) peer_revision_ = revision;
+}
+
+std::uint8_t StreamTracker::reserved_flags() const {
+  return framing_ == Framing::kZmtp2 ? kFlagsReserved2 : kFlagsReserved3;
+}
+
+bool StreamTracker::is_command(std::uint8_t flags) const {
+  return framing_ == Framing::kZmtp3 && (flags & kFlagCommand) != 0;
 }
 
 void StreamTracker::feed(const CapturedChunk& chunk, std::vector<Message>& out) {
@@ -53,7 +90,7 @@ void StreamTracker::feed(const CapturedChunk& chunk, std::vector<Message>& out) 
   }
   if (gap != 0) {
     if (state_ == State::kGreeting) {  // a greeting with a hole cannot be checked
-      give_up(c.length);
+      give_up(UnparsedReason::kGreetingNotCaptured);
       return;
     }
     if (state_ == State::kFrames) lose_sync();
@@ -76,43 +113,87 @@ void StreamTracker::feed(const CapturedChunk& chunk, std::vector<Message>& out) 
   feed_frames(c, pos, out);
 }
 
-void StreamTracker::give_up(std::uint64_t unparsed_bytes) {
+// Called while a chunk is fed (its length already counted): every byte of the stream so far,
+// greeting bytes included, is one that no message came from.
+void StreamTracker::give_up(UnparsedReason reason) {
   state_ = State::kUnparsed;
+  unparsed_reason_ = reason;
   ++counters_.unparsed_connections;
-  counters_.unparsed_bytes += unparsed_bytes;
+  counters_.unparsed_bytes = counters_.bytes;
 }
 
 void StreamTracker::feed_greeting(const CapturedChunk& c, std::uint32_t& pos) {
-  while (greeting_have_ < kGreetingSize && pos < c.length) {
+  while (greeting_have_ < greeting_size_ && pos < c.length) {
     const std::uint32_t i = greeting_have_;
-    if (pos >= c.prefix.size()) {
-      // Signature and version decide whether this is ZMTP 3 at all: uncaptured, nothing is known.
-      // The mechanism and filler after them may stay unknown.
-      if (i < 12) {
-        give_up(c.length);
-        return;
-      }
-      greeting_[i] = 0;
-    } else {
-      greeting_[i] = c.prefix[pos];
+    if (i == kVersionAt + 1 && framing_ == Framing::kUndecided && !decide_framing()) {
+      give_up(UnparsedReason::kUnsupportedVersion);
+      return;
     }
+    const bool captured = pos < c.prefix.size();
+    greeting_[i] = captured ? c.prefix[pos] : 0;
     ++greeting_have_;
     ++pos;
-    const bool bad_signature = (i == 0 && greeting_[0] != 0xFF) || (i == 9 && greeting_[9] != 0x7F);
-    if (bad_signature) {
-      // Not a stream start we recognise: a mid-stream connection, or not ZMTP. Never guessed.
-      give_up(c.length);
-      return;
-    }
-    if (i == 10 && greeting_[10] < 3) {  // ZMTP 1.0/2.0 peer: other framing, not parsed
-      give_up(c.length);
+    if (!check_greeting_byte(i, captured)) {
+      give_up(*unparsed_reason_);
       return;
     }
   }
-  if (greeting_have_ == kGreetingSize) {
+  if (greeting_have_ == greeting_size_) {
     ++counters_.greetings;
+    identity_pending_ = framing_ == Framing::kZmtp2;
     state_ = State::kFrames;
   }
+}
+
+// At the greeting's 12th byte of a stream that announced 3.x: what the connection settled on.
+// False when the peer announced a version no framing here follows (0: ZMTP 1.0 framing).
+bool StreamTracker::decide_framing() {
+  if (!peer_revision_) {  // not seen: 3.x only if the greeting proves it (check_greeting_byte)
+    framing_ = Framing::kZmtp3;
+    check_mechanism_ = true;
+    return true;
+  }
+  if (*peer_revision_ == 0) return false;
+  if (*peer_revision_ >= 3) {
+    framing_ = Framing::kZmtp3;
+    return true;
+  }
+  framing_ = Framing::kZmtp2;  // RFC 23 backwards interoperability: speak the 2.0 peer's framing
+  greeting_size_ = kGreetingSize2;
+  ++counters_.downgrades;
+  return true;
+}
+
+// Checks byte `index` just stored; on false, unparsed_reason_ says why.
+bool StreamTracker::check_greeting_byte(std::uint32_t index, bool captured) {
+  const std::uint8_t b = greeting_[index];
+  if (index <= kVersionAt && !captured) {
+    // Signature and version decide what this stream is: uncaptured, nothing is known.
+    unparsed_reason_ = UnparsedReason::kGreetingNotCaptured;
+    return false;
+  }
+  if ((index == 0 && b != 0xFF) || (index == 9 && b != 0x7F)) {
+    // Not a stream start we recognise: a mid-stream connection, or not ZMTP. Never guessed.
+    unparsed_reason_ = UnparsedReason::kNotAGreeting;
+    return false;
+  }
+  if (index == kVersionAt) {
+    if (b == 0) {
+      unparsed_reason_ = UnparsedReason::kUnsupportedVersion;
+      return false;
+    }
+    if (b < 3) {  // ZMTP/2.0 (revision 1; RFC 23 reads 2 as 2.0 too)
+      framing_ = Framing::kZmtp2;
+      greeting_size_ = kGreetingSize2;
+    }
+  }
+  if (index == kMechanismAt && check_mechanism_ && (!captured || !starts_mechanism(b))) {
+    // Where a 3.x greeting names its mechanism, a stream downgraded to 2.0 has its identity
+    // frame; without the peer's version, only a real mechanism name proves 3.x.
+    unparsed_reason_ = UnparsedReason::kVersionUnknown;
+    return false;
+  }
+  return true;
 }
 
 void StreamTracker::feed_frames(const CapturedChunk& c, std::uint32_t pos, std::vector<Message>& out) {
@@ -137,7 +218,7 @@ void StreamTracker::feed_frames(const CapturedChunk& c, std::uint32_t pos, std::
     }
     if (header_have_ == 0) {
       const std::uint8_t flags = c.prefix[pos];
-      if ((flags & kFlagsReserved) != 0) {
+      if ((flags & reserved_flags()) != 0) {
         ++counters_.invalid;
         counters_.bytes_out_of_sync += c.length - pos;
         lose_sync();
@@ -156,8 +237,17 @@ void StreamTracker::header_complete(const CapturedChunk& c, std::vector<Message>
   const std::uint32_t hsize = header_have_;
   body_left_ = frame_size(header_);
   header_have_ = 0;
-  frame_is_command_ = (flags & kFlagCommand) != 0;
+  frame_is_command_ = is_command(flags);
   frame_has_more_ = (flags & kFlagMore) != 0;
+  if (identity_pending_) {  // ZMTP/2.0: the greeting ends with one identity frame (final)
+    identity_pending_ = false;
+    frame_is_command_ = true;
+    if (frame_has_more_) {
+      ++counters_.invalid;
+      lose_sync();
+      return;
+    }
+  }
   if (body_left_ >> 63) {  // ZMTP: the most significant bit of a long size is zero
     ++counters_.invalid;
     lose_sync();
@@ -196,15 +286,16 @@ void StreamTracker::frame_complete(std::uint64_t ts_ns, std::vector<Message>& ou
 void StreamTracker::lose_sync() {
   ++counters_.sync_losses;
   // A message is lost if it was in progress, or if the header it began with was cut.
-  if (in_message_ || (header_have_ > 0 && (header_[0] & kFlagCommand) == 0)) ++counters_.messages_lost;
+  if (in_message_ || (header_have_ > 0 && !is_command(header_[0]) && !identity_pending_)) ++counters_.messages_lost;
   in_message_ = false;
   in_frame_body_ = false;
+  identity_pending_ = false;
   header_have_ = 0;
   body_left_ = 0;
   state_ = State::kOutOfSync;
 }
 
-bool StreamTracker::try_resync(const CapturedChunk& c) {
+bool StreamTracker::try_resync(const CapturedChunk& c) const {
   if (c.prefix.size() != c.length) return false;
   const std::uint8_t* p = c.prefix.data();
   const std::uint64_t n = c.length;
@@ -213,18 +304,26 @@ bool StreamTracker::try_resync(const CapturedChunk& c) {
   bool any_body = false;  // a run of zero bytes also tiles as empty frames: not evidence
   while (pos < n) {
     const std::uint8_t flags = p[pos];
-    if ((flags & kFlagsReserved) != 0) return false;
+    if ((flags & reserved_flags()) != 0) return false;
     const std::uint32_t hsize = header_size(flags);
     if (n - pos < hsize) return false;
     const std::uint64_t size = frame_size(p + pos);
     if (size >= kResyncMaxFrame || n - pos - hsize < size) return false;
-    const bool command = (flags & kFlagCommand) != 0;
+    const bool command = is_command(flags);
     if (command && (flags & kFlagMore) != 0) return false;  // commands are never multipart
     pos += hsize + size;
     any_body |= size > 0;
     ends_message = command || (flags & kFlagMore) == 0;
   }
   return ends_message && any_body;
+}
+
+void feed_direction(StreamTracker& tracker, const StreamTracker* other, const CapturedChunk& chunk,
+                    std::vector<Message>& out) {
+  if (other) {
+    if (const auto r = other->announced_revision()) tracker.learn_peer_revision(*r);
+  }
+  tracker.feed(chunk, out);
 }
 
 }  // namespace skewscope::protocols::zmtp

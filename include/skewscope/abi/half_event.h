@@ -35,6 +35,8 @@ enum skewscope_bpf_counter {
 	SKEWSCOPE_CNT_INFLIGHT_FULL,	/* no room to remember a syscall between entry and exit */
 	SKEWSCOPE_CNT_MMSG_TRUNCATED,	/* more mmsghdr entries than the bounded loop reads */
 	SKEWSCOPE_CNT_EMITTED,		/* halves submitted to the ring buffer */
+	SKEWSCOPE_CNT_SEND_CUT_SHORT,	/* a send half emitted at its start (the call was going to
+					   wait for buffer space) whose call then moved fewer bytes */
 	SKEWSCOPE_CNT__COUNT,
 };
 

@@ -60,7 +60,8 @@ inline void check_zmtp(std::span<const std::uint8_t> input) {
   for (std::size_t cap : {std::size_t{1} << 30, input.size() % 509}) {
     zmtp::StreamTracker t[2];
     std::vector<zmtp::Message> out[2];
-    for (const auto& c : chunks(records, cap)) t[c.direction].feed(c.chunk, out[c.direction]);
+    for (const auto& c : chunks(records, cap))
+      zmtp::feed_direction(t[c.direction], &t[1 - c.direction], c.chunk, out[c.direction]);
     for (int d = 0; d < 2; ++d) {
       require(t[d].counters().messages == out[d].size());
       for (const auto& m : out[d]) {

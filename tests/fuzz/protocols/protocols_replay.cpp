@@ -92,7 +92,7 @@ int measure(const std::string& protocol, const std::vector<std::vector<Record>>&
       } else {
         p::zmtp::StreamTracker t[2];
         std::vector<p::zmtp::Message> out;
-        for (const auto& c : cs) t[c.direction].feed(c.chunk, out);
+        for (const auto& c : cs) p::zmtp::feed_direction(t[c.direction], &t[1 - c.direction], c.chunk, out);
         named += out.size();
         bytes += t[0].counters().bytes + t[1].counters().bytes;
       }

@@ -112,10 +112,10 @@ TEST_CASE("table: OFFSET ± BOUND, or '-'") {
   CHECK(table.find("-1us ± 20us") != std::string::npos);
   CHECK(table.find("1.4") == std::string::npos);  // nothing of the widening interval's midpoint or width
   CHECK(table.find("687") == std::string::npos);  // its midpoint, 687.5 us
-  // Every line from the header on has the same width in columns (fixed-width fields), with or
-  // without the two-byte "±".
+  // Every line from the header to the blank line (after which the reasons for unknown healths
+  // follow) has the same width in columns (fixed-width fields), with or without the two-byte "±".
   std::size_t rows = 0, first = 0;
-  for (std::size_t start = table.find("SRC"); start < table.size(); ++rows) {
+  for (std::size_t start = table.find("SRC"); start < table.size() && table[start] != '\n'; ++rows) {
     const std::size_t end = table.find('\n', start);
     std::size_t columns = 0;
     for (std::size_t i = start; i < end; ++i) columns += (static_cast<unsigned char>(table[i]) & 0xC0) != 0x80;

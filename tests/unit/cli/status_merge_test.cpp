@@ -177,3 +177,45 @@ TEST_CASE("with the exchange, each agent's line says what it owns") {
   std::string text = render_agents_section(merged);
   CHECK(text.find("exchange connected, partitions [0,3]") != std::string::npos);
 }
+
+TEST_CASE("status exit code: 0 only with health 1 and every pair vouched for") {
+  CHECK(status_exit_code(status(1, {pair("a", "b", "ok", 5)})) == 0);
+  CHECK(status_exit_code(status(1, {pair("a", "b", "at_risk", 5)})) == 0);  // a warning, not unknown
+  // A pair whose window emptied: health null, so `status` cannot say it is fine.
+  CHECK(status_exit_code(status(1, {pair("a", "b", "ok", 5), pair("b", "a", "unknown", 0, 45.0)})) == 1);
+  CHECK(status_exit_code(status(nullptr, {pair("a", "b", "unknown", 0, 45.0)})) == 1);
+  CHECK(status_exit_code(status(nullptr, json::array())) == 1);  // no pair at all
+  CHECK(status_exit_code(status(0, {pair("a", "b", "violated", 5)})) == 1);
+  CHECK(status_exit_code(json::object()) == 1);
+}
+
+TEST_CASE("merged: an agent with no pair of its own hides nothing; only unknown pairs are no evidence") {
+  json idle = status(nullptr, json::array());
+  idle["unknown_reason"] = "no_pair_known";
+  json merged = merge_statuses({up("http://x", status(1, {pair("a", "b", "ok", 5)})), up("http://idle", idle)});
+  CHECK(merged["health"] == 1);
+  CHECK(merged_status_exit_code(merged) == 0);
+
+  json silent = status(nullptr, {pair("a", "b", "unknown", 0, 40.0)});
+  silent["unknown_reason"] = "no_pair_known";
+  merged = merge_statuses({up("http://x", silent), up("http://idle", idle)});
+  CHECK(merged["health"].is_null());
+  CHECK(merged["health_reason"] == "no pair has a span (or a known health) in the window");
+  CHECK(merged_status_exit_code(merged) == 1);
+  CHECK(find_pair(merged, "a", "b")["last_span_age_seconds"] == 40.0);
+
+  // Unpaired halves are a reason of the agent's own: it stays in the merged view.
+  json unpaired = status(nullptr, json::array());
+  unpaired["unknown_reason"] = "halves_unpaired";
+  unpaired["health_reason"] = "unknown: 100% of halves unpaired in the window (b 1000 of 1000)";
+  merged = merge_statuses({up("http://x", status(1, {pair("a", "b", "ok", 5)})), up("http://nat", unpaired)});
+  CHECK(merged["health"].is_null());
+  CHECK(merged["health_reason"] ==
+        "agent http://nat reports unknown health (unknown: 100% of halves unpaired in the window (b 1000 of 1000))");
+  CHECK(merged_status_exit_code(merged) == 1);
+  // A healthy merged pair does not hide another agent's unknown one.
+  merged = merge_statuses({up("http://x", status(1, {pair("a", "b", "ok", 5)})),
+                           up("http://y", status(1, {pair("c", "d", "ok", 5), pair("d", "c", "unknown", 0, 31.0)}))});
+  CHECK(merged["health"] == 1);
+  CHECK(merged_status_exit_code(merged) == 1);
+}

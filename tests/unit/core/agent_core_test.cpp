@@ -136,6 +136,30 @@ TEST_CASE("malformed records are rejected and counted by reason") {
   CHECK(r.ingest.rejected[static_cast<int>(DecodeReject::zero_port)] == 1);
 }
 
+TEST_CASE("a half that cannot be keyed is a loss in the window: the pairs it touches are not vouched for") {
+  auto core = make_core();
+  std::vector<skewscope_half_event> events = request_reply_traffic(100);
+  SyntheticStream s({2, 5556, kInferNetns}, {1, 40001, kPreNetns}, 5);
+  auto no_port = s.read(30, 1'000 * kMs + 10 * kMs);
+  no_port.local_port = 0;  // a read on a socket with no tuple left
+  events.push_back(no_port);
+  auto r = run(core, events);
+  CHECK(r.ingest.rejected[static_cast<int>(DecodeReject::zero_port)] == 1);
+  CHECK(r.health.window_lost_halves == 1);
+  CHECK_FALSE(r.health.health.has_value());
+  CHECK((r.health.unknown_reason == UnknownReason::halves_lost));
+  CHECK((pair(r, "pre", "infer").unknown_reason == UnknownReason::halves_lost));
+
+  auto clean = make_core();
+  auto zero = s.read(30, 1'000 * kMs + 20 * kMs);
+  zero.bytes = 0;  // moved nothing: no loss
+  std::vector<skewscope_half_event> with_zero = request_reply_traffic(100);
+  with_zero.push_back(zero);
+  auto z = run(clean, with_zero);
+  CHECK(z.health.window_lost_halves == 0);
+  CHECK(z.health.health == 1);
+}
+
 TEST_CASE("a negative span deeper than the hosts' clock error bounds is a violation the sources missed") {
   for (auto [bound_ns, expect_unexplained] : {std::pair<std::int64_t, bool>{1 * kMs, true}, {10 * kMs, false}}) {
     auto core = make_core();

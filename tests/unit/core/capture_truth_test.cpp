@@ -164,10 +164,12 @@ TEST_CASE("the capture loop: stopping is not a failure and leaves the capture up
   CaptureLoopEnd end = run_capture_loop(source, core, lock, stopping, 8192);
   CHECK_FALSE(end.failed);
   CHECK(core.capture_up());
-  CHECK(core.report(0).health.health == 1);
+  // Up, but no traffic yet: nothing vouches for health 1.
+  CHECK_FALSE(core.report(0).health.health.has_value());
   std::string m = render_agent_metrics(core.report(0), "test");
   CHECK(m.find("skewscope_capture_up 1\n") != std::string::npos);
-  CHECK(m.find("skewscope_causality_health 1\n") != std::string::npos);
+  CHECK(m.find("\nskewscope_causality_health ") == std::string::npos);
+  CHECK(m.find("skewscope_health_unknown{reason=\"no_pair_known\"} 1\n") != std::string::npos);
 }
 
 TEST_CASE("halves lost in the window: no pair is healthy with certainty until the losses leave it") {
@@ -260,7 +262,7 @@ TEST_CASE("the health rules with the capture's coverage") {
   CHECK(decide_state(bad, false, down) == PairState::unknown);
   CHECK(decide_state(empty, false, full) == PairState::unknown);
   CHECK(decide_health(clean, full) == 1);
-  CHECK(decide_health(empty, full) == 1);
+  CHECK_FALSE(decide_health(empty, full).has_value());  // no span in the window: no evidence
   CHECK_FALSE(decide_health(clean, lossy).has_value());
   CHECK(decide_health(bad, lossy) == 0);
   CHECK_FALSE(decide_health(bad, down).has_value());
@@ -278,7 +280,7 @@ TEST_CASE("a loss stays in the window as long as a span noticed at the same time
   CHECK(w.in_window(41 * kSecond) == 3);
 }
 
-TEST_CASE("last_span_age_seconds: since the window's newest span, null without one") {
+TEST_CASE("last_span_age_seconds: since the pair's newest span, kept once the window is empty") {
   HealthTracker tracker(30 * kSecond);
   Span s;
   s.src = 1;
@@ -295,9 +297,10 @@ TEST_CASE("last_span_age_seconds: since the window's newest span, null without o
   report.domain_names = {"host", "pre", "infer"};
   report.health = r;
   CHECK(status_json(report)["pairs"][0]["last_span_age_seconds"].get<double>() == doctest::Approx(2.5));
-  report.health = tracker.report(100 * kSecond);  // both spans have left the window
-  CHECK_FALSE(report.health.pairs[0].last_span_age_ns.has_value());
-  CHECK(status_json(report)["pairs"][0]["last_span_age_seconds"].is_null());
+  report.health = tracker.report(100 * kSecond);  // both spans have left the window: silent for 98 s
+  CHECK(*report.health.pairs[0].last_span_age_ns == 98 * kSecond);
+  CHECK(status_json(report)["pairs"][0]["last_span_age_seconds"].get<double>() == doctest::Approx(98));
+  CHECK(status_json(report)["pairs"][0]["health"].is_null());
 }
 
 TEST_CASE("/metrics per (src,dst) over transports: a violation wins, then unknown, then 1") {
@@ -308,6 +311,7 @@ TEST_CASE("/metrics per (src,dst) over transports: a violation wins, then unknow
       PairReport p;
       p.key = {1, 2, transport};
       p.health = health;
+      p.unknown_reason = health ? UnknownReason::none : UnknownReason::halves_lost;
       p.capture_complete = health.has_value();
       r.health.pairs.push_back(p);
     }
@@ -318,4 +322,18 @@ TEST_CASE("/metrics per (src,dst) over transports: a violation wins, then unknow
   CHECK(report_with(1, std::nullopt).find(sample) == std::string::npos);
   CHECK(report_with(1, 1).find(sample + "1\n") != std::string::npos);
   CHECK(report_with(std::nullopt, 0).find(sample + "0\n") != std::string::npos);
+  // A transport whose window holds no span has no say: the other one's evidence decides.
+  AgentReport r;
+  r.domain_names = {"host", "pre", "infer"};
+  for (auto transport : {Transport::tcp, Transport::zmq}) {
+    PairReport p;
+    p.key = {1, 2, transport};
+    p.health = transport == Transport::tcp ? std::optional<int>(1) : std::nullopt;
+    p.unknown_reason = transport == Transport::tcp ? UnknownReason::none : UnknownReason::no_spans;
+    r.health.pairs.push_back(p);
+  }
+  CHECK(render_agent_metrics(r, "test").find(sample + "1\n") != std::string::npos);
+  r.health.pairs[0].health = std::nullopt;  // both silent: nothing vouches for the pair
+  r.health.pairs[0].unknown_reason = UnknownReason::no_spans;
+  CHECK(render_agent_metrics(r, "test").find(sample) == std::string::npos);
 }

@@ -81,6 +81,10 @@ TEST_CASE("the owner pairs a batch's produced and fetched halves from two hosts,
   REQUIRE(info.size() == 2);
   CHECK(info[0].topic == "orders");
   CHECK(info[0].records == 10);
+  for (const auto& i : info) {  // the consumer's socket to the broker, for the OTLP server.address
+    CHECK(i.consumer_socket.dst_port == 9092);
+    CHECK(i.consumer_socket.src_port == 40000);
+  }
   for (const Span& s : spans) {
     CHECK((s.transport == Transport::kafka));
     CHECK(s.recv_ns - s.send_ns == 2'000'000);

@@ -54,7 +54,9 @@ TEST_CASE("halves from two hosts pair on the owner of their partition") {
   CHECK(p.spans == 20);
   CHECK(p.negative_spans == 20);  // b's clock 5 ms behind, messages take 50 us
   CHECK(p.health == 0);
-  CHECK((p.state == PairState::unknown));  // owned for less than a window
+  // Owned for less than a window, but a violation seen is certain: health 0, state violated
+  // (a pair without one would be unknown, window_filling).
+  CHECK((p.state == PairState::violated));
   CHECK(r.health.health == 0);
 
   f.message(3, 2000, t0 + 2900'000'000, -5'000'000, t0 + 2950'000'000);  // the window has filled

@@ -3,12 +3,10 @@
 // mid-stream starts and invalid input.
 #include <doctest/doctest.h>
 
-#include <fstream>
 #include <map>
-#include <sstream>
+#include <string>
 
-#include "capture_file.hpp"
-#include "protocols/zmtp/zmtp_stream.hpp"
+#include "zmtp_test_support.hpp"
 
 namespace {
 
@@ -17,51 +15,14 @@ using namespace skewscope::protocols::testing;
 using zmtp::Message;
 using zmtp::StreamTracker;
 
-const std::string kData = SKEWSCOPE_PROTOCOL_DATA;
+using Run = ZmtpRun;
+Run run(const std::vector<Chunk>& chunks, bool joined = true) { return run_zmtp(chunks, joined); }
+constexpr auto same = same_message;
+constexpr auto frames = frame_count;
 
-struct Run {
-  StreamTracker tracker[2];
-  std::vector<Message> messages[2];
-};
+std::map<std::string, std::pair<long, long>> manifest() { return zmtp_manifest("zmtp-manifest.txt"); }
 
-Run run(const std::vector<Chunk>& chunks) {
-  Run r;
-  for (const auto& c : chunks) r.tracker[c.direction].feed(c.chunk, r.messages[c.direction]);
-  return r;
-}
-
-bool same(const Message& a, const Message& b) {
-  return a.seq == b.seq && a.wire_bytes == b.wire_bytes && a.payload_bytes == b.payload_bytes && a.frames == b.frames &&
-         a.first_ts_ns == b.first_ts_ns && a.last_ts_ns == b.last_ts_ns;
-}
-
-// pattern → (messages, frames or -1) from zmtp-manifest.txt
-std::map<std::string, std::pair<long, long>> manifest() {
-  std::map<std::string, std::pair<long, long>> m;
-  std::ifstream in(kData + "/zmtp-manifest.txt");
-  std::string line;
-  while (std::getline(in, line)) {
-    if (line.empty() || line[0] == '#') continue;
-    std::istringstream s(line);
-    std::string name, frames;
-    long messages = 0;
-    s >> name >> messages >> frames;
-    m[name] = {messages, frames == "-" ? -1 : std::stol(frames)};
-  }
-  return m;
-}
-
-std::vector<Record> capture(const std::string& prefix) {
-  const auto files = captures(kData, prefix);
-  REQUIRE(files.size() == 1);
-  return load_capture(files[0]);
-}
-
-std::uint64_t frames(const std::vector<Message>& ms) {
-  std::uint64_t n = 0;
-  for (const auto& m : ms) n += m.frames;
-  return n;
-}
+std::vector<Record> capture(const std::string& name) { return zmtp_capture(name); }
 
 }  // namespace
 
@@ -229,12 +190,17 @@ TEST_CASE("zmtp: invalid input is counted") {
   greeting[0] = 0xFF;
   greeting[9] = 0x7F;
   greeting[10] = 3;
-  SUBCASE("ZMTP 2.0 greeting: unsupported, unparsed") {
-    greeting[10] = 1;
+  greeting[12] = 'N';  // mechanism NULL: a 3.x greeting even without the peer's version
+  greeting[13] = 'U';
+  greeting[14] = greeting[15] = 'L';
+  SUBCASE("version byte 0 (ZMTP 1.0 framing): unsupported, unparsed, with the reason") {
+    greeting[10] = 0;
     StreamTracker t;
     std::vector<Message> out;
     t.feed({1, 100, 64, greeting}, out);
     CHECK(t.state() == StreamTracker::State::kUnparsed);
+    REQUIRE(t.unparsed_reason().has_value());
+    CHECK(zmtp::to_string(*t.unparsed_reason()) == "unsupported_version");
   }
   SUBCASE("reserved flag bits") {
     StreamTracker t;
@@ -276,5 +242,7 @@ TEST_CASE("zmtp: connection selection by the first bytes sent") {
   const std::vector<std::uint8_t> kafka_request = {0, 0, 0, 0x24, 0, 0x12, 0, 3, 0, 0, 0, 1};
   CHECK_FALSE(zmtp::looks_like_greeting(kafka_request));
   const std::vector<std::uint8_t> zmtp2 = {0xFF, 0, 0, 0, 0, 0, 0, 0, 1, 0x7F, 1};
-  CHECK_FALSE(zmtp::looks_like_greeting(zmtp2));
+  CHECK(zmtp::looks_like_greeting(zmtp2));  // ZMTP/2.0 (JeroMQ 0.3): parsed too
+  const std::vector<std::uint8_t> revision0 = {0xFF, 0, 0, 0, 0, 0, 0, 0, 1, 0x7F, 0};
+  CHECK_FALSE(zmtp::looks_like_greeting(revision0));
 }

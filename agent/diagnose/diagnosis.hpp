@@ -1,0 +1,125 @@
+// The diagnose stage's vocabulary: what the engine is given (per pair of hosts and per host) and
+// what it answers (per pair and per host: cause, culprit, evidence, confidence).
+//
+// Plain values with host names rather than the agent's domain ids, so that the same engine runs
+// over one agent's report and over the merged view of several agents (`skewscope explain` with
+// more than one --agent). Every rule is written down in docs/diagnosis.md.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace skewscope::diagnose {
+
+// The label values of skewscope_diagnosis and skewscope_host_suspect: a fixed set.
+enum class Cause : std::uint8_t {
+  none,                    // the evidence is complete and shows no fault
+  clock_step,              // the offset jumped between two estimates
+  clock_drift,             // the offset moves steadily (slope in ppm)
+  ptp_lost,                // a host's PTP client left SLAVE, lost its grandmaster, or is in holdover
+  clock_source_disagrees,  // inversions deeper than the hosts' claimed error bounds
+  path_asymmetry,          // lopsided interval while the clocks' own sources agree
+  capture_incomplete,      // halves lost in the window: nothing can be concluded
+  undetermined,            // something is wrong or unknown, and the evidence cannot say what
+};
+inline constexpr std::size_t kCauseCount = 8;
+const char* cause_name(Cause c);
+std::optional<Cause> cause_from_name(const std::string& name);
+
+struct Config {
+  double drift_threshold_ppm = 5;     // a slope below this is no fault (disciplined clocks stay well inside it)
+  double max_drift_ppm = 200;         // a change faster than this over the gap between two estimates is a step
+  std::size_t history_samples = 120;  // per pair, one a second: two minutes
+  std::size_t max_pairs = 1024;       // pairs with a history; further pairs are counted, not remembered
+  std::int64_t forget_after_ns = 120'000'000'000;  // a pair without an estimate that long loses its history
+  double asymmetry_ratio = 4;  // lopsided: one direction's minimum span at least this many times the other's
+};
+
+// One estimator tick of one pair, θ = clock(dst) − clock(src).
+struct OffsetSample {
+  std::int64_t t_ns = 0;                      // CLOCK_MONOTONIC of the evaluation
+  std::optional<double> offset_ns, bound_ns;  // two-sided only: midpoint and half-width (the hull while broken)
+  bool settled = false;                       // the estimator's own test (docs/contract.md)
+  bool broken = false;                        // the window admits no offset line (empty_interval)
+  std::optional<double> drift_ppm, drift_bound_ppm;
+};
+
+// A change of a pair's offset its history shows (pair_history.hpp).
+struct Shift {
+  Cause kind = Cause::none;            // clock_step or clock_drift
+  double value = 0;                    // step in ns, or slope in ppm (of θ)
+  double tolerance = 0;                // same unit: what the bounds alone could explain
+  std::int64_t at_ns = 0;              // the first estimate after the anchor that showed it
+  double before_ns = 0, after_ns = 0;  // the offsets compared
+};
+
+// What the engine knows about one pair of hosts at the evaluation.
+struct PairObservation {
+  std::string src, dst;
+  OffsetSample now;  // the current estimate; offset/bound absent when one-sided or no estimate
+  bool has_estimate = false;
+  bool two_sided = false;
+  std::optional<double> forward_min_span_ns, reverse_min_span_ns;  // src → dst, dst → src
+  std::uint64_t spans = 0, negative_spans = 0, unexplained_negative_spans = 0;
+  bool capture_complete = true;               // capture up and no half lost in the window
+  std::optional<Shift> shift;                 // from the pair's history
+  bool history_settled = false;               // the history holds a settled estimate (PairHistory::ever_settled)
+  std::optional<OffsetSample> first_settled;  // the oldest settled estimate the history holds
+};
+
+// What one host's clock sources say (the clocks stage; only the error bound for a remote host).
+struct HostClock {
+  std::string host;
+  bool readings = false;                  // the clocks stage polled and something answered
+  std::optional<double> error_bound_ns;   // sane (clocks stage) or absent
+  std::string status;                     // "synchronized", "free_running", "disrupted", "unknown"
+  bool ptp = false;                       // a ptp4l instance speaks (or spoke) for this clock
+  std::optional<std::string> port_state;  // of that instance's primary port
+  std::optional<bool> gm_present;
+  std::optional<std::string> gm_identity;
+  std::optional<double> ptp_offset_ns;  // master offset at the last sync
+};
+
+// A value the triangulation compares across pairs, θ = clock(dst) − clock(src).
+struct Measure {
+  double value = 0;
+  double tolerance = 0;  // |value| ≤ tolerance: no shift
+};
+
+struct PairDiagnosis {
+  std::string src, dst;
+  Cause cause = Cause::none;
+  std::optional<std::string> culprit;    // a host name; absent: undetermined (or no clock at fault)
+  std::string culprit_note;              // why it is named, or why it cannot be
+  std::optional<double> amount;          // step (ns), slope (ppm), offset or asymmetry (ns), per cause
+  std::optional<double> tolerance;       // the same unit: what the bounds alone explain
+  std::optional<std::int64_t> since_ns;  // CLOCK_MONOTONIC when the change was first seen
+  std::optional<double> age_seconds;     // how long ago that was, at the report
+  double confidence = 0;                 // 0..1, docs/diagnosis.md
+  std::string evidence;                  // one line: the values the rule used
+  // What this pair contributes to triangulation (also when its cause is none): its step (ns) or
+  // "no step" (0 ± bounds), its slope (ppm) and its current offset (ns).
+  std::optional<Measure> step, drift, offset;
+  bool incident() const { return cause != Cause::none && cause != Cause::undetermined; }
+};
+
+struct HostDiagnosis {
+  std::string host;
+  Cause cause = Cause::none;  // what this host is blamed for (none: nothing)
+  bool culprit = false;       // named by triangulation or by its own clock source
+  std::optional<double> amount;
+  std::vector<std::string> pairs;  // the pairs ("src→dst") whose evidence names it
+  std::string clock;               // what its clock source says, one line
+  double confidence = 0;
+};
+
+struct DiagnosisReport {
+  std::vector<PairDiagnosis> pairs;  // ordered by (src, dst)
+  std::vector<HostDiagnosis> hosts;  // ordered by name
+  std::size_t incidents = 0;         // pairs with incident()
+};
+
+}  // namespace skewscope::diagnose

@@ -1,0 +1,151 @@
+#include "diagnose/pair_history.hpp"
+
+#include <cmath>
+
+namespace skewscope::diagnose {
+
+void PairHistory::add(const OffsetSample& s) {
+  if (!samples_.empty() && s.t_ns <= samples_.back().t_ns) return;  // one sample per tick, in order
+  samples_.push_back(s);
+  while (samples_.size() > capacity_) samples_.pop_front();
+}
+
+namespace {
+bool has_offset(const OffsetSample& s) { return s.offset_ns && s.bound_ns; }
+double ns_per_ppm_over(std::int64_t gap_ns) { return static_cast<double>(gap_ns) * 1e-6; }
+}  // namespace
+
+bool PairHistory::ever_settled() const {
+  for (const auto& s : samples_)
+    if (s.settled && has_offset(s)) return true;
+  return false;
+}
+
+std::optional<OffsetSample> PairHistory::first_settled() const {
+  for (const auto& s : samples_)
+    if (s.settled && has_offset(s)) return s;
+  return std::nullopt;
+}
+
+std::optional<Shift> PairHistory::shift(const Config& config) const {
+  // The newest break: the estimator's window turned empty, or two consecutive settled estimates
+  // differ by more than their bounds and the largest drift allow.
+  const std::size_t n = samples_.size();
+  std::optional<std::size_t> brk;
+  for (std::size_t k = n; k-- > 1;) {
+    const OffsetSample &a = samples_[k - 1], &b = samples_[k];
+    const bool entered_empty = b.broken && !a.broken;
+    const bool jumped = a.settled && b.settled && has_offset(a) && has_offset(b) &&
+                        std::abs(*b.offset_ns - *a.offset_ns) >
+                            *a.bound_ns + *b.bound_ns + config.max_drift_ppm * ns_per_ppm_over(b.t_ns - a.t_ns);
+    if (entered_empty || jumped) {
+      brk = k;
+      break;
+    }
+  }
+  if (brk)
+    if (auto s = shift_after_break(*brk, config)) return s;
+  // No break, or one the history cannot judge (a warm-up break before any settled estimate).
+  return drift_without_break(config);
+}
+
+std::optional<Shift> PairHistory::shift_after_break(std::size_t brk_index, const Config& config) const {
+  const std::size_t n = samples_.size();
+  const std::optional<std::size_t> brk = brk_index;
+  // The anchor: the newest settled estimate before the break.
+  std::optional<std::size_t> anchor;
+  for (std::size_t j = *brk; j-- > 0;)
+    if (samples_[j].settled && has_offset(samples_[j])) {
+      anchor = j;
+      break;
+    }
+  if (!anchor) return std::nullopt;
+  const OffsetSample& a = samples_[*anchor];
+  // A step: the first estimate after the break that differs from the anchor by more than both
+  // bounds plus the largest drift over the gap.
+  const OffsetSample* newest = nullptr;
+  for (std::size_t k = *brk; k < n; ++k) {
+    const OffsetSample& b = samples_[k];
+    if (!has_offset(b)) continue;
+    newest = &b;
+    const double change = *b.offset_ns - *a.offset_ns;
+    const double tolerance = *a.bound_ns + *b.bound_ns;
+    if (std::abs(change) > tolerance + config.max_drift_ppm * ns_per_ppm_over(b.t_ns - a.t_ns))
+      return Shift{Cause::clock_step, change, tolerance, samples_[*brk].t_ns, *a.offset_ns, *b.offset_ns};
+  }
+  // Else a drift: the slope from the first estimate after the break to the newest (the anchor
+  // may predate the change by seconds, which would dilute the slope), over at least
+  // kMinDriftSpan, if it clears what their bounds explain over that time and the threshold.
+  const OffsetSample* first = nullptr;
+  for (std::size_t k = *brk; k < n && !first; ++k)
+    if (has_offset(samples_[k])) first = &samples_[k];
+  if (!first || !newest || newest->t_ns - first->t_ns < kMinDriftSpanNs) return std::nullopt;
+  const double gap_s = static_cast<double>(newest->t_ns - first->t_ns) * 1e-9;
+  const double slope_ppm = (*newest->offset_ns - *first->offset_ns) / gap_s * 1e-3;  // ns/s → ppm
+  const double tolerance_ppm = (*first->bound_ns + *newest->bound_ns) / gap_s * 1e-3;
+  if (std::abs(slope_ppm) > tolerance_ppm + config.drift_threshold_ppm)
+    return Shift{Cause::clock_drift, slope_ppm, tolerance_ppm, samples_[*brk].t_ns, *a.offset_ns, *newest->offset_ns};
+  return std::nullopt;
+}
+
+std::optional<Shift> PairHistory::drift_without_break(const Config& config) const {
+  // The estimator may follow a drift with its own slope, its window never empty: the settled
+  // offsets then move steadily while no two consecutive ones jump. From the newest settled
+  // estimate back, the first earlier settled one (at least kMinDriftSpanNs before) that differs
+  // by more than both bounds and the threshold's drift over the gap: the least diluted slope.
+  if (samples_.empty()) return std::nullopt;
+  const OffsetSample& n = samples_.back();
+  if (!n.settled || !has_offset(n)) return std::nullopt;
+  for (std::size_t k = samples_.size() - 1; k-- > 0;) {
+    const OffsetSample& e = samples_[k];
+    if (!e.settled || !has_offset(e) || n.t_ns - e.t_ns < kMinDriftSpanNs) continue;
+    const double change = *n.offset_ns - *e.offset_ns;
+    const double tolerance = *n.bound_ns + *e.bound_ns;
+    if (std::abs(change) <= tolerance + config.drift_threshold_ppm * ns_per_ppm_over(n.t_ns - e.t_ns)) continue;
+    const double gap_s = static_cast<double>(n.t_ns - e.t_ns) * 1e-9;
+    return Shift{Cause::clock_drift, change / gap_s * 1e-3, tolerance / gap_s * 1e-3, e.t_ns,
+                 *e.offset_ns,       *n.offset_ns};
+  }
+  return std::nullopt;
+}
+
+OffsetSample reversed(const OffsetSample& s) {
+  OffsetSample r = s;
+  if (r.offset_ns) r.offset_ns = -*r.offset_ns;
+  if (r.drift_ppm) r.drift_ppm = -*r.drift_ppm;
+  return r;
+}
+
+void HistoryBook::add(const std::string& src, const std::string& dst, const OffsetSample& s) {
+  if (auto it = pairs_.find({dst, src}); it != pairs_.end()) {
+    it->second.add(reversed(s));
+    return;
+  }
+  auto it = pairs_.find({src, dst});
+  if (it == pairs_.end()) {
+    if (pairs_.size() >= config_.max_pairs) {
+      ++not_remembered_;
+      return;
+    }
+    it = pairs_.emplace(std::make_pair(src, dst), PairHistory(config_.history_samples)).first;
+  }
+  it->second.add(s);
+}
+
+void HistoryBook::forget_stale(std::int64_t now_ns) {
+  std::erase_if(pairs_, [&](const auto& entry) {
+    const auto& samples = entry.second.samples();
+    return samples.empty() || now_ns - samples.back().t_ns > config_.forget_after_ns;
+  });
+}
+
+std::optional<PairHistory> HistoryBook::find(const std::string& src, const std::string& dst) const {
+  if (auto it = pairs_.find({src, dst}); it != pairs_.end()) return it->second;
+  auto it = pairs_.find({dst, src});
+  if (it == pairs_.end()) return std::nullopt;
+  PairHistory flipped(config_.history_samples);
+  for (const auto& s : it->second.samples()) flipped.add(reversed(s));
+  return flipped;
+}
+
+}  // namespace skewscope::diagnose

@@ -1,0 +1,64 @@
+// A short, bounded history of each pair's offset estimates: what tells a step (a jump between two
+// estimates that no plausible drift explains) from a drift (a steady move) after the estimator's
+// own window has broken or forgotten the moment of the change.
+#pragma once
+
+#include <cstdint>
+#include <deque>
+#include <map>
+#include <optional>
+#include <string>
+#include <utility>
+
+#include "diagnose/diagnosis.hpp"
+
+namespace skewscope::diagnose {
+
+class PairHistory {
+ public:
+  explicit PairHistory(std::size_t capacity) : capacity_(capacity == 0 ? 1 : capacity) {}
+  void add(const OffsetSample& s);
+  const std::deque<OffsetSample>& samples() const { return samples_; }
+  // The newest change the history shows (docs/diagnosis.md, "Step or drift"), if any.
+  std::optional<Shift> shift(const Config& config) const;
+  // A settled estimate is in the history: "no shift" then means the pair was seen not to move.
+  bool ever_settled() const;
+  // The oldest settled estimate with an offset: what the pair looked like when first seen settled.
+  std::optional<OffsetSample> first_settled() const;
+  // A slope is measured over at least this long after the break: two estimator ticks. Whether
+  // it is a drift is then the clearance test's to say (its tolerance is the bounds over the span),
+  // so a fast drift is named one tick after the break and a slow one when its slope clears.
+  static constexpr std::int64_t kMinDriftSpanNs = 1'000'000'000;
+
+ private:
+  // A step or a drift from the break at `brk` on (docs/diagnosis.md, steps 2-4).
+  std::optional<Shift> shift_after_break(std::size_t brk, const Config& config) const;
+  // A steady move of the settled offsets that no break announced (docs/diagnosis.md, step 5).
+  std::optional<Shift> drift_without_break(const Config& config) const;
+  std::size_t capacity_;
+  std::deque<OffsetSample> samples_;
+};
+
+// Every pair's history, keyed by (src, dst) names in the orientation they were first seen.
+class HistoryBook {
+ public:
+  explicit HistoryBook(Config config = {}) : config_(config) {}
+  void add(const std::string& src, const std::string& dst, const OffsetSample& s);
+  // Drops pairs whose newest sample is older than forget_after_ns.
+  void forget_stale(std::int64_t now_ns);
+  // The pair's history in the orientation asked for (src/dst swapped: offsets negated).
+  std::optional<PairHistory> find(const std::string& src, const std::string& dst) const;
+  std::size_t pairs() const { return pairs_.size(); }
+  std::uint64_t pairs_not_remembered() const { return not_remembered_; }
+  const Config& config() const { return config_; }
+
+ private:
+  Config config_;
+  std::map<std::pair<std::string, std::string>, PairHistory> pairs_;
+  std::uint64_t not_remembered_ = 0;  // samples of pairs beyond max_pairs
+};
+
+// The sample for the opposite orientation (θ changes sign).
+OffsetSample reversed(const OffsetSample& s);
+
+}  // namespace skewscope::diagnose

@@ -1,0 +1,71 @@
+#include "diagnose/triangulate.hpp"
+
+#include <cmath>
+#include <set>
+
+namespace skewscope::diagnose {
+
+namespace {
+std::string pair_name(const PairMeasure& m) { return m.src + "→" + m.dst; }
+}  // namespace
+
+Triangulation triangulate(const std::vector<PairMeasure>& measures, double floor) {
+  Triangulation t;
+  std::set<std::string> hosts;
+  for (const auto& m : measures) {
+    hosts.insert(m.src);
+    hosts.insert(m.dst);
+  }
+  if (hosts.size() < 3) {
+    t.note = "only two hosts measured: a shift between them cannot be given to either";
+    return t;
+  }
+  std::vector<Triangulation> fits;
+  for (const auto& h : hosts) {
+    Triangulation c;
+    c.culprit = h;
+    bool fits_all = true;
+    bool moved = false;                             // at least one of h's pairs cleared its tolerance
+    std::vector<std::pair<double, double>> shifts;  // the host's own shift per pair, with tolerance
+    for (const auto& m : measures) {
+      const double tol = m.tolerance + floor;
+      if (m.src == h || m.dst == h) {
+        // A host's clock ahead by s raises θ = dst − src when it is dst, lowers it when src.
+        const double own = m.dst == h ? m.value : -m.value;
+        moved = moved || std::abs(own) > tol;
+        shifts.emplace_back(own, tol);
+        c.shifted.push_back(pair_name(m));
+      } else {
+        if (std::abs(m.value) > tol) fits_all = false;
+        c.consistent.push_back(pair_name(m));
+      }
+    }
+    if (!fits_all || !moved || c.consistent.empty()) continue;
+    // Every pair of h agrees with every other on one shift; a pair that has not yet cleared its
+    // own tolerance (a slope measured over a shorter time) still has to agree with those that did.
+    double sum = 0;
+    std::size_t cleared = 0;
+    for (std::size_t i = 0; i < shifts.size(); ++i) {
+      if (std::abs(shifts[i].first) > shifts[i].second) {
+        sum += shifts[i].first;
+        ++cleared;
+      }
+      for (std::size_t j = i + 1; j < shifts.size(); ++j)
+        if (std::abs(shifts[i].first - shifts[j].first) > shifts[i].second + shifts[j].second) fits_all = false;
+    }
+    if (!fits_all) continue;
+    c.amount = sum / static_cast<double>(cleared);  // the pairs that measured the shift beyond their tolerance
+    fits.push_back(std::move(c));
+  }
+  if (fits.size() == 1) {
+    t = std::move(fits.front());
+    t.note = "every pair " + *t.culprit + " is in moved by the same amount, the " +
+             std::to_string(t.consistent.size()) + " pair(s) among the others did not";
+    return t;
+  }
+  t.note = fits.empty() ? "no single host explains every pair (more than one clock moved, or too few pairs measured)"
+                        : "more than one host explains the pairs";
+  return t;
+}
+
+}  // namespace skewscope::diagnose

@@ -1,0 +1,31 @@
+// Culprit by triangulation: a host whose clock is wrong shifts every pair it is in by the same
+// amount while the pairs among the other hosts stay consistent (docs/diagnosis.md, "Culprit").
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace skewscope::diagnose {
+
+// One pair's value of the quantity being triangulated (a step, a slope or an offset), θ = dst − src.
+struct PairMeasure {
+  std::string src, dst;
+  double value = 0;
+  double tolerance = 0;  // |value| ≤ tolerance: consistent with no shift
+};
+
+struct Triangulation {
+  std::optional<std::string> culprit;   // absent: undetermined
+  double amount = 0;                    // the culprit's own shift (its clock minus the others')
+  std::vector<std::string> shifted;     // the pairs it is in ("src→dst")
+  std::vector<std::string> consistent;  // the pairs among the other hosts
+  std::string note;                     // why the culprit is named, or why none can be
+};
+
+// `floor` is added to every tolerance (a slope threshold, say). Needs a pair without the culprit,
+// so at least three hosts; exactly one host must fit: the pairs without it consistent, its own pairs
+// agreeing on one shift, at least one of them beyond its tolerance (docs/diagnosis.md, "Culprit").
+Triangulation triangulate(const std::vector<PairMeasure>& measures, double floor = 0);
+
+}  // namespace skewscope::diagnose

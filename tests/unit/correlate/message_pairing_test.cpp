@@ -1,0 +1,179 @@
+#include "correlate/message_pairing.hpp"
+
+#include <doctest/doctest.h>
+
+#include <cstring>
+
+#include "capture/payload_decode.hpp"
+
+using namespace skewscope;
+
+namespace {
+
+// A ZMTP 3.0 stream: greeting, a READY command, then `messages` one-frame messages of `size` bytes.
+std::vector<std::uint8_t> zmtp_stream(int messages, std::size_t size) {
+  std::vector<std::uint8_t> s(64, 0);
+  s[0] = 0xff;
+  s[9] = 0x7f;
+  s[10] = 3;
+  std::memcpy(&s[12], "NULL", 4);
+  const std::uint8_t ready[] = {0x04, 0x06, 0x05, 'R', 'E', 'A', 'D', 'Y'};
+  s.insert(s.end(), std::begin(ready), std::end(ready));
+  for (int m = 0; m < messages; ++m) {
+    s.push_back(0x00);
+    s.push_back(static_cast<std::uint8_t>(size));
+    s.insert(s.end(), size, static_cast<std::uint8_t>('a' + m % 26));
+  }
+  return s;
+}
+
+// One direction's calls: the stream cut at `cuts`; sender's and receiver's records of one flow.
+std::vector<PayloadRecord> records(const std::vector<std::uint8_t>& stream, std::vector<std::size_t> sizes,
+                                   std::uint8_t kind, std::uint64_t ts0, std::uint32_t capture_limit = 8192) {
+  std::vector<PayloadRecord> out;
+  std::size_t at = 0, i = 0;
+  const std::uint32_t isn = 0xfffff000u;  // wraps inside the stream
+  while (at < stream.size()) {
+    const std::size_t n = std::min(sizes[i++ % sizes.size()], stream.size() - at);
+    PayloadRecord r;
+    auto& h = r.header;
+    h.ts_ns = ts0 + at * 10;
+    const std::uint8_t a[16] = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff, 10, 0, 0, 1};
+    const std::uint8_t b[16] = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff, 10, 0, 0, 2};
+    const bool send = kind == SKEWSCOPE_HALF_SEND;
+    std::memcpy(h.local_addr, send ? a : b, 16);
+    std::memcpy(h.remote_addr, send ? b : a, 16);
+    h.local_port = send ? 40000 : 5555;
+    h.remote_port = send ? 5555 : 40000;
+    h.seq = isn + static_cast<std::uint32_t>(at);
+    h.bytes = static_cast<std::uint32_t>(n);
+    h.kind = kind;
+    h.protocol = SKEWSCOPE_PROTO_ZMTP;
+    const std::size_t kept = std::min<std::size_t>(n, capture_limit);
+    h.captured_len = static_cast<std::uint32_t>(kept);
+    r.bytes.assign(stream.begin() + static_cast<long>(at), stream.begin() + static_cast<long>(at + kept));
+    out.push_back(std::move(r));
+    at += n;
+  }
+  return out;
+}
+
+struct Run {
+  MessagePairing pairing;
+  std::vector<Span> spans;
+  std::vector<MessageSpanInfo> info;
+  void feed(const std::vector<PayloadRecord>& recs, DomainId domain) {
+    for (const auto& r : recs) {
+      auto d = decode_payload(r);
+      REQUIRE(d);
+      d->half.domain = domain;
+      pairing.add(
+          *d, [](DomainId, std::int64_t ns) { return ns; }, spans, info);
+    }
+  }
+};
+
+}  // namespace
+
+TEST_CASE("zmtp: many messages coalesced per write, read in other sizes: one span per message") {
+  auto stream = zmtp_stream(500, 8);
+  Run run;
+  run.feed(records(stream, {1000, 37, 2048}, SKEWSCOPE_HALF_SEND, 1'000'000), 1);
+  run.feed(records(stream, {13, 4096, 1}, SKEWSCOPE_HALF_RECV, 2'000'000), 2);
+  CHECK(run.spans.size() == 500);
+  CHECK(run.pairing.counters().zmtp_pairs == 500);
+  CHECK(run.pairing.pending() == 0);
+  for (const auto& s : run.spans) {
+    CHECK(s.transport == Transport::zmtp);
+    CHECK(s.src == 1);
+    CHECK(s.dst == 2);
+    CHECK(s.span_ns() > 0);
+    CHECK(s.bytes == 10);
+  }
+}
+
+TEST_CASE("zmtp: receives before sends (another CPU's ring order) pair the same") {
+  auto stream = zmtp_stream(50, 3);
+  Run run;
+  run.feed(records(stream, {7}, SKEWSCOPE_HALF_RECV, 2'000'000), 2);
+  run.feed(records(stream, {100}, SKEWSCOPE_HALF_SEND, 1'000'000), 1);
+  CHECK(run.spans.size() == 50);
+}
+
+TEST_CASE("zmtp: a message whose header is beyond the captured prefix is lost and counted, not guessed") {
+  auto stream = zmtp_stream(200, 8);
+  Run run;
+  // The sender's writes are captured only up to 100 bytes of each 1000-byte write.
+  run.feed(records(stream, {1000}, SKEWSCOPE_HALF_SEND, 1'000'000, 100), 1);
+  run.feed(records(stream, {1000}, SKEWSCOPE_HALF_RECV, 2'000'000), 2);
+  CHECK(run.spans.size() < 200);
+  CHECK(run.pairing.counters().parser_sync_losses > 0);
+  run.pairing.expire(1'000'000'000'000);
+  CHECK(run.pairing.counters().unpaired_recvs > 0);
+  CHECK(run.pairing.pending() == 0);
+}
+
+TEST_CASE("payload decode: inconsistent records are rejected with a reason") {
+  auto recs = records(zmtp_stream(1, 4), {100}, SKEWSCOPE_HALF_SEND, 1);
+  PayloadRecord r = recs.front();
+  r.header.protocol = 9;
+  CHECK(decode_payload(r).error == PayloadReject::bad_protocol);
+  r = recs.front();
+  r.header.captured_len = r.header.bytes + 1;
+  CHECK(decode_payload(r).error == PayloadReject::bad_length);
+  r = recs.front();
+  r.bytes.pop_back();
+  CHECK(decode_payload(r).error == PayloadReject::bad_length);
+  r = recs.front();
+  r.header.kind = 7;
+  CHECK(decode_payload(r).error == PayloadReject::bad_kind);
+  r = recs.front();
+  r.header.remote_port = 0;
+  CHECK(decode_payload(r).error == PayloadReject::zero_port);
+  CHECK(decode_payload(recs.front()).value);
+}
+
+TEST_CASE("the pending table is bounded: halves beyond it are counted") {
+  auto stream = zmtp_stream(100, 2);
+  MessagePairingLimits limits;
+  limits.max_pending = 10;
+  Run run{MessagePairing(limits)};
+  run.feed(records(stream, {4096}, SKEWSCOPE_HALF_SEND, 1), 1);
+  CHECK(run.pairing.pending() == 10);
+  CHECK(run.pairing.counters().dropped_table_full == 90);
+}
+
+TEST_CASE("zmtp: a stream that is not parsed is counted by reason and named, once") {
+  // Version byte 0 (ZMTP 1.0 framing): unsupported; a stream first seen mid-stream: not a greeting.
+  auto old = zmtp_stream(20, 4);
+  old[10] = 0;
+  Run run;
+  run.feed(records(old, {30}, SKEWSCOPE_HALF_SEND, 1'000'000), 1);
+  auto late = zmtp_stream(20, 4);
+  late.erase(late.begin(), late.begin() + 80);  // starts inside the messages
+  run.feed(records(late, {30}, SKEWSCOPE_HALF_RECV, 2'000'000), 2);
+  const MessagePairingCounters c = run.pairing.counters();
+  CHECK(run.spans.empty());
+  CHECK(c.zmtp_send_messages + c.zmtp_recv_messages == 0);
+  using protocols::zmtp::UnparsedReason;
+  CHECK(c.zmtp_unparsed_streams[static_cast<std::size_t>(UnparsedReason::kUnsupportedVersion)] == 1);
+  CHECK(c.zmtp_unparsed_streams[static_cast<std::size_t>(UnparsedReason::kNotAGreeting)] == 1);
+  REQUIRE(c.zmtp_unparsed_recent.size() == 2);
+  CHECK(c.zmtp_unparsed_recent[0].domain == 1);
+  CHECK(c.zmtp_unparsed_recent[0].kind == HalfKind::send);
+  CHECK(c.zmtp_unparsed_recent[0].flow.src_port == 40000);
+  CHECK(c.zmtp_unparsed_recent[0].reason == UnparsedReason::kUnsupportedVersion);
+  CHECK(c.zmtp_unparsed_recent[1].domain == 2);
+  CHECK(c.zmtp_unparsed_recent[1].reason == UnparsedReason::kNotAGreeting);
+  CHECK(c.zmtp_streams_v3 + c.zmtp_streams_v2 == 0);
+}
+
+TEST_CASE("zmtp: parsed streams are counted by the framing they settled on") {
+  auto stream = zmtp_stream(10, 4);
+  Run run;
+  run.feed(records(stream, {64, 100}, SKEWSCOPE_HALF_SEND, 1'000'000), 1);
+  run.feed(records(stream, {64, 100}, SKEWSCOPE_HALF_RECV, 2'000'000), 2);
+  CHECK(run.pairing.counters().zmtp_streams_v3 == 2);
+  CHECK(run.pairing.counters().zmtp_streams_v2 == 0);
+  CHECK(run.spans.size() == 10);
+}
