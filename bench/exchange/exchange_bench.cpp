@@ -69,6 +69,8 @@ int main(int argc, char** argv) {
     return 2;
   }
   exchange::ExchangeSettings settings = std::move(*parsed);
+  // Signed and verified like the agent's records (docs/security.md): the MAC's cost is measured too.
+  settings.keys = exchange::ExchangeKeys{{*exchange::parse_key_text(std::string(64, 'b'), "bench key")}};
   settings.host_name = role;
   // No namespace: this agent owns no address, every half leaves.
   auto created = exchange::KafkaExchange::create(settings, core, lock);
