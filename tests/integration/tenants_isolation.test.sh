@@ -74,6 +74,10 @@ wait_until 15 healthy_pair a1 a2 || fail "a1 -> a2 never healthy: $(get ops:po /
 wait_until 15 healthy_pair b1 b2 || fail "b1 -> b2 never healthy: $(get ops:po /api/v1/status | jq -c .pairs)"
 wait_until 10 met a-orders || fail "a-orders never met: $(get ops:po /api/v1/policies)"
 wait_until 10 met b-billing || fail "b-billing never met: $(get ops:po /api/v1/policies)"
+# Both of a's offsets settled (their series appear only then, seconds after the pair is healthy on
+# a loaded machine), so that the views compared below do not differ by that alone.
+offsets_settled() { [ "$(get alice:pa /metrics | grep -c '^skewscope_clock_offset_seconds{')" -eq 2 ]; }
+wait_until 30 offsets_settled || fail "a's offsets never settled: $(get alice:pa /api/v1/status | jq -c '[.pairs[] | {src, dst, offset_missing}]')"
 
 # Every route, for each tenant's user: its own tenant only; nothing that names the other's domains.
 ROUTES=(/api/v1/status /metrics "/api/v1/spans?limit=1024" /api/v1/policies)
