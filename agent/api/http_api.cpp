@@ -59,7 +59,7 @@ struct HttpApi::Server {
   BasicAuth auth;
   std::string start_error;  // libmicrohttpd's own messages while starting
   // The basic-auth user of the request being answered (one at a time on the one loop thread).
-  std::optional<std::string> user;
+  std::optional<std::string> user{};
 
   // nullopt: let the request through; else the reply already queued (401 or 429).
   std::optional<MHD_Result> refuse_unauthorized(MHD_Connection* connection) {

@@ -85,7 +85,7 @@ class AgentCore {
   // (Kafka; empty for other transports).
   struct RecentSpan {
     Span span;
-    std::string topic;
+    std::string topic{};
     std::int32_t partition = -1;  // Kafka: the batch's partition and record count (OTLP export)
     std::int32_t records = 0;
     // The socket behind the span, when this agent saw it (the OTLP export's network.* and

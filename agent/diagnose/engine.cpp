@@ -155,8 +155,8 @@ PairDiagnosis diagnose_pair_rules(const PairObservation& p, const HostClock* src
   // 5. The clocks claim bounds the traffic disproves.
   const std::optional<double> src_bound = src ? src->error_bound_ns : std::nullopt;
   const std::optional<double> dst_bound = dst ? dst->error_bound_ns : std::nullopt;
-  const std::optional<double> claimed =
-      src_bound && dst_bound ? std::optional<double>(*src_bound + *dst_bound) : std::nullopt;
+  std::optional<double> claimed;
+  if (src_bound && dst_bound) claimed = *src_bound + *dst_bound;
   const bool offset_known = p.two_sided && p.now.settled && p.now.offset_ns && p.now.bound_ns;
   auto excess = [&](const OffsetSample& s) { return std::abs(*s.offset_ns) - *s.bound_ns > *claimed; };
   // Standing: already beyond the claim when the history first saw the pair settled. An excess

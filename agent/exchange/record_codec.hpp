@@ -64,13 +64,13 @@ struct WireBatch {
   std::int64_t clock_error_bound_ns = 0;  // 0: unknown
   std::uint32_t clock_status = 0;
   std::uint64_t dropped_before = 0;
-  std::vector<WireHalf> halves;
-  std::vector<WireRdmaHalf> rdma_halves;      // rdma_record_codec
-  std::vector<WireMessageHalf> messages;      // Kafka batch halves (message_record_codec.hpp)
-  std::vector<WireTranslation> translations;  // a router's address translations (nat_record_codec.hpp)
-  bool forwarded = false;                     // halves re-keyed through a translation by another owner
+  std::vector<WireHalf> halves{};
+  std::vector<WireRdmaHalf> rdma_halves{};      // rdma_record_codec
+  std::vector<WireMessageHalf> messages{};      // Kafka batch halves (message_record_codec.hpp)
+  std::vector<WireTranslation> translations{};  // a router's address translations (nat_record_codec.hpp)
+  bool forwarded = false;                       // halves re-keyed through a translation by another owner
   // The tenant of each of `domains` by the sender's map ("" none); empty: the sender has no tenants.
-  std::vector<std::string> domain_tenants;
+  std::vector<std::string> domain_tenants{};
   bool operator==(const WireBatch&) const = default;
 };
 

@@ -90,7 +90,8 @@ void HealthTracker::add(const Span& span, std::optional<std::int64_t> clock_boun
   PairKey key{span.src, span.dst, span.transport};
   auto it = pairs_.find(key);
   if (it == pairs_.end()) {
-    it = pairs_.emplace(key, PairData{PairWindow(bucket_ns_, buckets_for(window_ns_, bucket_ns_)), {}}).first;
+    it = pairs_.emplace(key, PairData{PairWindow(bucket_ns_, buckets_for(window_ns_, bucket_ns_)), {}, std::nullopt})
+             .first;
   }
   it->second.histograms.observe(span.span_ns());
   auto& newest = it->second.newest_capture_ns;

@@ -21,17 +21,7 @@ never_shows_password() {
 }
 
 # A CA, a server certificate it signs for 127.0.0.1, and a second CA that signed nothing here.
-make_ca() {
-  openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes -days 1 -subj "/CN=$1" \
-    -keyout "$WORK/$1.key" -out "$WORK/$1.crt" 2>/dev/null
-}
-make_ca test-ca
-make_ca other-ca
-openssl req -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes -subj /CN=127.0.0.1 \
-  -keyout "$WORK/server.key" -out "$WORK/server.csr" 2>/dev/null
-printf 'subjectAltName=IP:127.0.0.1\n' >"$WORK/san.ext"
-openssl x509 -req -in "$WORK/server.csr" -CA "$WORK/test-ca.crt" -CAkey "$WORK/test-ca.key" -CAcreateserial \
-  -days 1 -extfile "$WORK/san.ext" -out "$WORK/server.crt" 2>/dev/null
+make_test_pki
 # The password has characters a URL must escape ('@', ':', '%'); the bcrypt hash from libcrypt.
 password='s3cret@:%x'
 hash=$(python3 -W ignore -c "import crypt, sys; print(crypt.crypt(sys.argv[1], crypt.mksalt(crypt.METHOD_BLOWFISH, rounds=16)))" "$password")

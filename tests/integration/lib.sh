@@ -182,3 +182,18 @@ prom_alert() {
       '[.data.alerts[] | select(.labels.alertname==$a and .labels.src==$s and .labels.dst==$d)][0]
        | if . == null then "none" else (getpath($f | split(".")) // "none") end' || echo none
 }
+
+# make_test_pki: in $WORK, two CAs (test-ca, other-ca: key and certificate) and a server key and
+# certificate for 127.0.0.1 signed by test-ca (server.key, server.crt), each valid for a day.
+make_test_pki() {
+  local ca
+  for ca in test-ca other-ca; do
+    openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes -days 1 -subj "/CN=$ca" \
+      -keyout "$WORK/$ca.key" -out "$WORK/$ca.crt" 2>/dev/null
+  done
+  openssl req -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes -subj /CN=127.0.0.1 \
+    -keyout "$WORK/server.key" -out "$WORK/server.csr" 2>/dev/null
+  printf 'subjectAltName=IP:127.0.0.1\n' >"$WORK/san.ext"
+  openssl x509 -req -in "$WORK/server.csr" -CA "$WORK/test-ca.crt" -CAkey "$WORK/test-ca.key" -CAcreateserial \
+    -days 1 -extfile "$WORK/san.ext" -out "$WORK/server.crt" 2>/dev/null
+}

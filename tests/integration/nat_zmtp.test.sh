@@ -5,8 +5,7 @@
 # requests and 2000 replies give exactly 2000 zmtp spans each way, and PUSH/PULL messages through
 # the VIP pair exactly as well.
 source "$(dirname "$0")/lib.sh"
-ZMQ_TOOL=$BUILD/tests/tools/zmq_messages
-[ -x "$ZMQ_TOOL" ] || fail "$ZMQ_TOOL not built (SKEWSCOPE_BENCH)"
+source "$(dirname "$0")/zmtp_lib.sh"
 
 lab_up 2
 B=10.77.0.2
@@ -17,12 +16,6 @@ in_host 1 iptables-nft -t nat -A OUTPUT -d $VIP/32 -p tcp --dport 82 -j DNAT --t
 start_agent --domain a=netns:"$(netns_path 1)" --domain b=netns:"$(netns_path 2)" --only-domains \
   --window 10s --payload-bytes 8192 --nat-conntrack domains
 
-zmtp_field() {  # zmtp_field SRC DST FIELD
-  status_json | jq -r --arg s "$1" --arg d "$2" --arg f "$3" \
-    '[.pairs[] | select(.src==$s and .dst==$d and .transport=="zmtp")][0][$f] // 0'
-}
-spans_reach() { [ "$(zmtp_field "$1" "$2" spans)" -ge "$3" ]; }
-settle() { wait_until 10 spans_reach "$@" || true; sleep 0.5; }
 
 # REQ/REP through the VIP: 2000 requests, 2000 replies.
 in_host 2 "$ZMQ_TOOL" rep --bind tcp://$B:7102 --count 2000 >"$WORK/rep.out" &

@@ -270,17 +270,7 @@ agent_stop
 
 # --- https, trusting the receiver's CA with --otlp-ca-file: every span arrives. Trusting another
 # CA: the certificate is refused, and that is counted and said.
-make_ca() {
-  openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes -days 1 -subj "/CN=$1" \
-    -keyout "$WORK/$1.key" -out "$WORK/$1.crt" 2>/dev/null
-}
-make_ca test-ca
-make_ca other-ca
-openssl req -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes -subj /CN=127.0.0.1 \
-  -keyout "$WORK/server.key" -out "$WORK/server.csr" 2>/dev/null
-printf 'subjectAltName=IP:127.0.0.1\n' >"$WORK/san.ext"
-openssl x509 -req -in "$WORK/server.csr" -CA "$WORK/test-ca.crt" -CAkey "$WORK/test-ca.key" -CAcreateserial \
-  -days 1 -extfile "$WORK/san.ext" -out "$WORK/server.crt" 2>/dev/null
+make_test_pki
 TLS_SPANS=$WORK/tls.jsonl
 : >"$TLS_SPANS"
 node "$RECEIVER_DIR/receiver.js" --out "$TLS_SPANS" --port-file "$WORK/tls.port" \

@@ -8,26 +8,14 @@
 #    sent, never more (the defect: 5007 for 5000, read at a 3.x offset);
 #  - the status counts the streams by framing, and none is left unparsed.
 source "$(dirname "$0")/lib.sh"
-ZMQ_TOOL=$BUILD/tests/tools/zmq_messages
-JEROMQ_JAR=/usr/share/java/jeromq.jar
-[ -x "$ZMQ_TOOL" ] || fail "$ZMQ_TOOL not built (SKEWSCOPE_BENCH)"
-[ -r "$JEROMQ_JAR" ] || fail "$JEROMQ_JAR missing (Debian libjeromq-java; scripts/setup installs it)"
-command -v javac >/dev/null || fail "javac missing (Debian default-jdk-headless; scripts/setup installs it)"
-javac -cp "$JEROMQ_JAR" -d "$WORK/jeromq" "$SOURCE/tests/tools/jeromq/JeromqPeer.java" || fail "JeromqPeer does not compile"
-# Small heaps: several JVMs on a shared machine.
-jeromq() { in_host "$1" java -Xmx64m -XX:+UseSerialGC -cp "$JEROMQ_JAR:$WORK/jeromq" JeromqPeer "${@:2}"; }
+source "$(dirname "$0")/zmtp_lib.sh"
+jeromq_setup
 
 lab_up 2
 start_agent --domain a=netns:"$(netns_path 1)" --domain b=netns:"$(netns_path 2)" --only-domains \
   --window 5s --payload-bytes 8192
 B=10.77.0.2
 
-zmtp_field() {  # zmtp_field SRC DST FIELD
-  status_json | jq -r --arg s "$1" --arg d "$2" --arg f "$3" \
-    '[.pairs[] | select(.src==$s and .dst==$d and .transport=="zmtp")][0][$f] // 0'
-}
-spans_reach() { [ "$(zmtp_field "$1" "$2" spans)" -ge "$3" ]; }
-settle() { wait_until 15 spans_reach "$@" || true; sleep 1; }
 # expect_spans WHAT NEW_SPANS BEFORE: exactly NEW_SPANS more a->b zmtp spans than BEFORE.
 expect_spans() {
   settle a b $(($3 + $2))

@@ -5,22 +5,13 @@
 #  - REQ/REP: zmtp spans == requests (a->b) and == replies (b->a);
 #  - zero negative zmtp spans with one clock; b 100 ms behind: every a->b zmtp span negative.
 source "$(dirname "$0")/lib.sh"
-ZMQ_TOOL=$BUILD/tests/tools/zmq_messages
-[ -x "$ZMQ_TOOL" ] || fail "$ZMQ_TOOL not built (SKEWSCOPE_BENCH)"
+source "$(dirname "$0")/zmtp_lib.sh"
 
 lab_up 2
 start_agent --domain a=netns:"$(netns_path 1)" --domain b=netns:"$(netns_path 2)" --only-domains \
   --window 5s --payload-bytes 8192
 B=10.77.0.2
 
-zmtp_field() {  # zmtp_field SRC DST FIELD
-  status_json | jq -r --arg s "$1" --arg d "$2" --arg f "$3" \
-    '[.pairs[] | select(.src==$s and .dst==$d and .transport=="zmtp")][0][$f] // 0'
-}
-# settle SRC DST EXPECTED: the agent reads payloads every 20 ms; wait (bounded) for the count.
-# (A function, so that wait_until reads the count again on each try.)
-spans_reach() { [ "$(zmtp_field "$1" "$2" spans)" -ge "$3" ]; }
-settle() { wait_until 10 spans_reach "$@" || true; sleep 0.5; }
 
 # PUSH/PULL: 20000 one-frame messages of 8 bytes, then 3000 messages of 3 frames.
 in_host 2 "$ZMQ_TOOL" pull --bind tcp://$B:7101 --count 23000 >"$WORK/pull.out" &

@@ -9,14 +9,9 @@
 #  - REQ (h1) / REP (h2): requests a->b and replies b->a, exact;
 #  - agent b simulating a clock 100 ms behind: every new a->b zmtp span negative, health 0.
 source "$(dirname "$0")/lib.sh"
+source "$(dirname "$0")/zmtp_lib.sh"
+jeromq_setup
 source "$(dirname "$0")/exchange_lib.sh"
-ZMQ_TOOL=$BUILD/tests/tools/zmq_messages
-JEROMQ_JAR=/usr/share/java/jeromq.jar
-[ -x "$ZMQ_TOOL" ] || fail "$ZMQ_TOOL not built (SKEWSCOPE_BENCH)"
-[ -r "$JEROMQ_JAR" ] || fail "$JEROMQ_JAR missing (Debian libjeromq-java; scripts/setup installs it)"
-command -v javac >/dev/null || fail "javac missing (Debian default-jdk-headless; scripts/setup installs it)"
-javac -cp "$JEROMQ_JAR" -d "$WORK/jeromq" "$SOURCE/tests/tools/jeromq/JeromqPeer.java" || fail "JeromqPeer does not compile"
-jeromq() { in_host "$1" java -Xmx64m -XX:+UseSerialGC -cp "$JEROMQ_JAR:$WORK/jeromq" JeromqPeer "${@:2}"; }
 trap 'rc_=$?; set +e; [ $rc_ -ne 0 ] && show_agent_logs; (exit $rc_); cleanup' EXIT INT TERM
 
 lab_up 2

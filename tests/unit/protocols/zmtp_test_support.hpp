@@ -7,6 +7,7 @@
 
 #include <cstdint>
 #include <fstream>
+#include <initializer_list>
 #include <map>
 #include <sstream>
 #include <string>
@@ -67,6 +68,22 @@ inline std::vector<Record> zmtp_capture(const std::string& prefix) {
   const auto files = captures(kZmtpData, prefix);
   REQUIRE(files.size() == 1);
   return load_capture(files[0]);
+}
+
+// The same messages and commands, in both directions, however the recording's reads are cut into
+// pieces of each given size as when read whole.
+inline void check_split_like_whole(const std::vector<Record>& records, std::initializer_list<std::uint32_t> pieces) {
+  const ZmtpRun whole = run_zmtp(to_chunks(records));
+  for (std::uint32_t piece : pieces) {
+    CAPTURE(piece);
+    const ZmtpRun split = run_zmtp(to_chunks(records, piece));
+    for (int d = 0; d < 2; ++d) {
+      REQUIRE(split.messages[d].size() == whole.messages[d].size());
+      for (std::size_t i = 0; i < whole.messages[d].size(); ++i)
+        CHECK(same_message(split.messages[d][i], whole.messages[d][i]));
+      CHECK(split.tracker[d].counters().commands == whole.tracker[d].counters().commands);
+    }
+  }
 }
 
 }  // namespace skewscope::protocols::testing
