@@ -3,11 +3,11 @@
 #include <iostream>
 
 #include "cli/agent_command.hpp"
-#include "cli/client_commands.hpp"
-#include "cli/doctor_command.hpp"
-#include "cli/explain_command.hpp"
-#include "cli/gate_command.hpp"
-#include "cli/policy_check_command.hpp"
+#include "client/client_commands.hpp"
+#include "client/doctor_command.hpp"
+#include "client/explain_command.hpp"
+#include "client/gate_command.hpp"
+#include "client/policy_check_command.hpp"
 #include "skewscope/version.hpp"
 
 int main(int argc, char** argv) {
@@ -29,7 +29,7 @@ int main(int argc, char** argv) {
   auto* status_cmd = app.add_subcommand("status", "exit 0 healthy, 1 a pair violated, 2 usage, 3 agent unreachable");
   status_cmd->add_option("--agent", agent_urls, agents_help)->allow_extra_args(false);
   status_cmd->add_flag("--json", json, "print the status JSON");
-  AgentConnectionOptions connection;  // TLS trust, client certificate, credentials: cli/agent_client.hpp
+  AgentConnectionOptions connection;  // TLS trust, client certificate, credentials: client/agent_client.hpp
   add_agent_connection_options(*status_cmd, connection);
 
   std::string interval = "1s";

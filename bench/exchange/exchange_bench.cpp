@@ -19,7 +19,7 @@
 #include <thread>
 
 #include "core/agent_core.hpp"
-#include "exchange/kafka_exchange.hpp"
+#include "runtime/kafka_exchange.hpp"
 #include "synthetic_halves.hpp"
 
 using namespace skewscope;

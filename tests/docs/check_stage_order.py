@@ -8,9 +8,8 @@ under agent/ (.hpp, .h), each `#include "STAGE/..."` of another stage must name
 2. a stage its row's "may use" column allows, directly or through a stage it allows (so the
    table says what the code does).
 Every folder under agent/ must have a row, and every "may use" entry must be an earlier row.
-Sources (.cpp) are checked the same way: no arrow runs back up, in a header or behind one. The few
-sources still left that break the order are named in BACK_EDGES_LEFT with the reason; a listed
-source that no longer breaks it, or one not listed that does, is a problem.
+Sources (.cpp) are checked the same way: no arrow runs back up, in a header or behind one (the
+threads that drive the core live in agent/runtime/, after it, not in the stage whose code they run).
 Usage: check_stage_order.py [ROOT]. Exit 1 with one line per problem.
 """
 import pathlib
@@ -59,17 +58,8 @@ for folder in folders:
     if folder not in position:
         problems.append(f"agent/{folder}/ has no row in the table of folders in docs/architecture.md")
 
-# Sources that include a later stage, and why they still do (the threads that drive the core belong
-# in a stage after it, with the agent's other threads; until they move there, they are listed here).
-BACK_EDGES_LEFT = {
-    "agent/exchange/kafka_exchange.cpp": "the exchange's Kafka threads drive AgentCore (core/)",
-    "agent/exchange/kafka_exchange_consumer.cpp": "the exchange's Kafka threads drive AgentCore (core/)",
-    "agent/exchange/kafka_exchange_producer.cpp": "the exchange's Kafka threads drive AgentCore (core/)",
-}
-
 INCLUDE = re.compile(r'^\s*#\s*include\s+"([a-z_]+)/[^"]+"', re.M)
 headers = sources = 0
-back_edges = set()
 for folder in folders:
     if folder not in position:
         continue
@@ -90,20 +80,14 @@ for folder in folders:
             line = source.count("\n", 0, match.start()) + 1
             if stage not in position:
                 continue  # reported above as a folder without a row
-            if str(rel) in BACK_EDGES_LEFT and position[stage] > position[folder]:
-                back_edges.add(str(rel))
-                continue
             if position[stage] > position[folder]:
                 problems.append(f"{rel}:{line}: includes {stage}/, a later stage than {folder}/ in docs/architecture.md")
             elif stage not in allowed:
                 problems.append(
                     f"{rel}:{line}: includes {stage}/, which the row of agent/{folder}/ in docs/architecture.md does not allow")
 
-for rel in sorted(set(BACK_EDGES_LEFT) - back_edges):
-    problems.append(f"{rel}: listed in BACK_EDGES_LEFT but includes no later stage: remove its entry")
-
 for p in problems:
     print(p)
 print(f"check_stage_order: {len(order)} stages in order ({' < '.join(order)}), {headers} headers and {sources} sources checked, "
-      f"{len(BACK_EDGES_LEFT)} sources with a back edge left; {len(problems)} problems")
+      f"{len(problems)} problems")
 sys.exit(1 if problems else 0)

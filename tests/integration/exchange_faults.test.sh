@@ -35,7 +35,8 @@ losses() {  # halves counted as lost by the exchange, plus sends its owners saw 
   done
   echo $s
 }
-alive() { local a; for a in x1 x2 ref; do kill -0 "${AGENT_PIDS[$a]}" || fail "agent $a died"; done; }
+# agents_alive: every agent of this test still runs (lib.sh's alive PID asks about one process)
+agents_alive() { local a; for a in x1 x2 ref; do kill -0 "${AGENT_PIDS[$a]}" || fail "agent $a died"; done; }
 
 ping_for 3
 # Brokers down while traffic goes on.
@@ -51,7 +52,7 @@ wait_until 20 connected_is true || fail "x1 did not reconnect"
 for part in 0 1 2 3; do note "$(kafka_cmd "leader $TOPIC $part $(( (part + 1) % 3 + 1 ))")"; done
 wait $p
 sleep 3
-alive
+agents_alive
 for d in "h1 h2" "h2 h1"; do
   set -- $d
   xs=$(x_spans $1 $2); rs=$(pair_from ref $1 $2 spans)
@@ -83,5 +84,5 @@ before=$(x_spans h1 h2)
 session --count 300
 sleep 2.5
 [ $(( $(x_spans h1 h2) - before )) -eq 300 ] || fail "pairing disturbed by rejected records"
-alive
+agents_alive
 echo "exchange_faults: 1 passed, 0 failed"

@@ -24,7 +24,7 @@ agents() {  # agents GROUP TENANT_OF_X1 TENANT_OF_X2
 stop_agents() {  # stop_agents GROUP
   for a in "x1$1" "x2$1"; do kill "${AGENT_PIDS[$a]}" 2>/dev/null || true; wait "${AGENT_PIDS[$a]}" 2>/dev/null || true; done
 }
-pings() {  # pings PORT SECONDS
+background_pings() {  # background_pings PORT SECONDS: 200/s from a to b, not waited for (lib.sh's pings waits)
   in_host 2 "$TRAFFIC" echo-server --listen 10.77.0.2:"$1" --duration "$2" >/dev/null & BACKGROUND+=($!)
   sleep 0.3
   in_host 1 "$TRAFFIC" ping --connect 10.77.0.2:"$1" --size 64 --rate 200 --duration "$2" >/dev/null & BACKGROUND+=($!)
@@ -35,7 +35,7 @@ rejected() {  # rejected AGENT: tenant_mismatch records it refused
 
 # 1. The same tenants on both agents.
 agents m a a
-pings 7600 12
+background_pings 7600 12
 wait_until 15 healthy_owner a1 a2 x1m x2m || fail "a1 -> a2 is not healthy through the exchange"
 owner=$OWNER
 curl -sf --max-time 5 "${AGENT_URLS[$owner]}/api/v1/status?tenant=a" |
@@ -47,7 +47,7 @@ stop_agents m
 
 # 2. Disagreeing maps: node1 says a1 is tenant a's, node2 that a? is tenant z's.
 agents d a z
-pings 7601 12
+background_pings 7601 12
 refused_some() { [ $(($(rejected x1d) + $(rejected x2d))) -ge 1 ]; }
 wait_until 15 refused_some || fail "no record refused as tenant_mismatch"
 for a in x1d x2d; do

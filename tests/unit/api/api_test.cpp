@@ -4,7 +4,7 @@
 
 #include "api/agent_metrics.hpp"
 #include "api/status_json.hpp"
-#include "cli/status_table.hpp"
+#include "client/status_table.hpp"
 #include "skewscope/prometheus_text.hpp"
 
 using namespace skewscope;

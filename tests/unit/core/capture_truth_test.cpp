@@ -7,10 +7,10 @@
 
 #include "api/agent_metrics.hpp"
 #include "api/status_json.hpp"
-#include "cli/capture_loop.hpp"
-#include "cli/status_table.hpp"
+#include "client/status_table.hpp"
 #include "core/agent_core.hpp"
 #include "health/health_tracker.hpp"
+#include "runtime/capture_loop.hpp"
 #include "synthetic_halves.hpp"
 
 using namespace skewscope;

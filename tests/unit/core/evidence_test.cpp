@@ -4,8 +4,8 @@
 
 #include "api/agent_metrics.hpp"
 #include "api/status_json.hpp"
-#include "cli/status_merge.hpp"
-#include "cli/status_table.hpp"
+#include "client/status_merge.hpp"
+#include "client/status_table.hpp"
 #include "core/agent_core.hpp"
 #include "synthetic_halves.hpp"
 
