@@ -130,7 +130,6 @@ int run_agent(const AgentOptions& options) {
     std::lock_guard guard(core_lock);
     const std::int64_t now = monotonic_now_ns();
     AgentReport report = core.report(now);
-    if (wire) wire->fill(report, now);
     report.capture_families = families;
     report.clocks = std::move(clock_snapshot);
     add_diagnosis(report, core.diagnosis_history(), now);
@@ -213,12 +212,7 @@ int run_agent(const AgentOptions& options) {
   }
   core.set_own_endpoint(static_cast<std::uint16_t>(api.port()), own_netns_inode());
   if (!plan.wire.interfaces.empty()) {
-    WireRuntimeConfig wire_config{plan.wire,
-                                  plan.core.window_ns,
-                                  plan.core.limits,
-                                  core.estimator().config(),
-                                  static_cast<std::uint16_t>(api.port()),
-                                  own_netns_inode()};
+    WireRuntimeConfig wire_config{plan.wire, {plan.core.window_ns, plan.core.limits, core.estimator().config()}};
     auto started = WireRuntime::start(std::move(wire_config), core, core_lock, features);
     if (!started) return runtime_error("--wire-timestamps: " + started.error);
     wire = std::move(started->runtime);
