@@ -6,9 +6,8 @@
 
 namespace skewscope {
 
-CaptureLoopEnd run_capture_loop(EventSource& source, AgentCore& core, std::mutex& core_lock,
-                                const std::atomic<bool>& stopping, std::size_t max_batch,
-                                translate::ConntrackWatch* conntrack) {
+CaptureLoopEnd run_capture_loop(EventSource& source, SharedCore& shared, const std::atomic<bool>& stopping,
+                                std::size_t max_batch, translate::ConntrackWatch* conntrack) {
   std::vector<skewscope_half_event> batch;
   std::int64_t last_tick = 0;
   bool behind = false;
@@ -19,10 +18,10 @@ CaptureLoopEnd run_capture_loop(EventSource& source, AgentCore& core, std::mutex
     if (!source.poll(batch, std::chrono::milliseconds(behind ? 0 : 20))) {
       std::string error = source.error();
       SourceCounters last = source.counters();
-      std::lock_guard guard(core_lock);
-      core.ingest(batch);  // whatever the failing pass still delivered
-      core.observe_source(monotonic_now_ns(), last);
-      core.mark_capture_down(error);
+      auto core = shared.lock();
+      core->ingest(batch);  // whatever the failing pass still delivered
+      core->observe_source(monotonic_now_ns(), last);
+      core->mark_capture_down(error);
       return {true, error};
     }
     behind = batch.size() >= max_batch;
@@ -31,15 +30,15 @@ CaptureLoopEnd run_capture_loop(EventSource& source, AgentCore& core, std::mutex
     // the HTTP thread waits on.
     const SourceCounters counters = source.counters();
     const std::int64_t now = monotonic_now_ns();
-    std::lock_guard guard(core_lock);
-    if (conntrack) feed_conntrack(*conntrack, core, now);
+    auto core = shared.lock();
+    if (conntrack) feed_conntrack(*conntrack, *core, now);
     if (now - last_tick >= 100'000'000) {
-      core.clock_mapping().sample_now();
-      core.tick(now);
+      core->clock_mapping().sample_now();
+      core->tick(now);
       last_tick = now;
     }
-    core.ingest(batch);
-    core.observe_source(now, counters);
+    core->ingest(batch);
+    core->observe_source(now, counters);
   }
   return {};
 }

@@ -10,8 +10,8 @@
 
 namespace skewscope {
 
-std::string run_payload_loop(PayloadSource& source, AgentCore& core, std::mutex& core_lock,
-                             const std::atomic<bool>& stopping, translate::ConntrackWatch* conntrack) {
+std::string run_payload_loop(PayloadSource& source, SharedCore& shared, const std::atomic<bool>& stopping,
+                             translate::ConntrackWatch* conntrack) {
   std::vector<PayloadRecord> batch;
   bool behind = false;
   while (!stopping) {
@@ -22,10 +22,10 @@ std::string run_payload_loop(PayloadSource& source, AgentCore& core, std::mutex&
     const bool ok = source.poll(batch);
     behind = batch.size() >= PayloadRingReader::kMaxBatch;
     const PayloadCounters counters = source.counters();
-    std::lock_guard guard(core_lock);
-    if (conntrack) feed_conntrack(*conntrack, core, monotonic_now_ns());
-    core.ingest_payloads(batch);
-    core.observe_payload_source(counters);
+    auto core = shared.lock();
+    if (conntrack) feed_conntrack(*conntrack, *core, monotonic_now_ns());
+    core->ingest_payloads(batch);
+    core->observe_payload_source(counters);
     if (!ok) return source.error();
   }
   return {};

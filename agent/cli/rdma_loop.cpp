@@ -4,8 +4,7 @@
 
 namespace skewscope {
 
-std::string run_rdma_loop(RdmaCapture& capture, AgentCore& core, std::mutex& core_lock,
-                          const std::atomic<bool>& stopping) {
+std::string run_rdma_loop(RdmaCapture& capture, SharedCore& shared, const std::atomic<bool>& stopping) {
   std::vector<skewscope_rdma_event> batch;
   bool behind = false;
   while (!stopping) {
@@ -14,11 +13,11 @@ std::string run_rdma_loop(RdmaCapture& capture, AgentCore& core, std::mutex& cor
     const bool ok = capture.poll(batch, std::chrono::milliseconds(behind ? 0 : 20));
     behind = batch.size() >= RdmaCapture::kMaxBatch;
     const RdmaSourceCounters counters = capture.counters();
-    std::lock_guard guard(core_lock);
-    core.ingest_rdma(batch);
-    core.observe_rdma_source(counters);
+    auto core = shared.lock();
+    core->ingest_rdma(batch);
+    core->observe_rdma_source(counters);
     if (!ok) {
-      core.mark_capture_down(capture.error());
+      core->mark_capture_down(capture.error());
       return capture.error();
     }
   }

@@ -3,16 +3,14 @@
 #pragma once
 
 #include <atomic>
-#include <mutex>
 #include <string>
 
 #include "capture/rdma_capture.hpp"
-#include "core/agent_core.hpp"
+#include "core/shared_core.hpp"
 
 namespace skewscope {
 
 // Returns the error when the capture failed, empty when `stopping` was set.
-std::string run_rdma_loop(RdmaCapture& capture, AgentCore& core, std::mutex& core_lock,
-                          const std::atomic<bool>& stopping);
+std::string run_rdma_loop(RdmaCapture& capture, SharedCore& core, const std::atomic<bool>& stopping);
 
 }  // namespace skewscope

@@ -21,9 +21,8 @@ std::int64_t realtime_now_ns() {
 constexpr std::uint32_t kHardwareStamps = SOF_TIMESTAMPING_TX_HARDWARE | SOF_TIMESTAMPING_RX_HARDWARE;
 }  // namespace
 
-Result<WireStart> WireRuntime::start(WireRuntimeConfig config, AgentCore& core, std::mutex& core_lock,
-                                     const KernelFeatures& features) {
-  std::unique_ptr<WireRuntime> self(new WireRuntime(core, core_lock));
+Result<WireStart> WireRuntime::start(WireRuntimeConfig config, SharedCore& core, const KernelFeatures& features) {
+  std::unique_ptr<WireRuntime> self(new WireRuntime(core));
   auto opened = WireCapture::open(config.capture, features);
   if (!opened) return Result<WireStart>::fail(opened.error);
   WireStart started{nullptr, opened->wire, opened->send};
@@ -42,10 +41,7 @@ Result<WireStart> WireRuntime::start(WireRuntimeConfig config, AgentCore& core, 
   }
   std::sort(self->phcs_.begin(), self->phcs_.end());  // read in index order, as before
   config.pipeline.ack_samples = config.capture.ack_samples;
-  {
-    std::lock_guard guard(core_lock);
-    core.enable_wire(std::move(config.pipeline), setup);
-  }
+  core.lock()->enable_wire(std::move(config.pipeline), setup);
   self->thread_ = std::thread([raw = self.get()] { raw->run(); });
   started.runtime = std::move(self);
   return Result<WireStart>::ok(std::move(started));
@@ -65,8 +61,7 @@ void WireRuntime::read_phcs() {
     clocks::PhcReading reading = clocks::read_phc("ptp" + std::to_string(index));
     const std::int64_t after = realtime_now_ns();
     if (!reading.offset) continue;
-    std::lock_guard guard(core_lock_);
-    core_.add_phc_reading(index, clocks::reading_from(*reading.offset, before + (after - before) / 2));
+    core_.lock()->add_phc_reading(index, clocks::reading_from(*reading.offset, before + (after - before) / 2));
   }
 }
 
@@ -78,8 +73,7 @@ void WireRuntime::run() {
     batch.clear();
     if (!capture_->poll(batch, std::chrono::milliseconds(behind ? 0 : 20))) {
       std::cerr << "skewscope agent: wire capture failed: " << capture_->error() << std::endl;
-      std::lock_guard guard(core_lock_);
-      core_.mark_wire_down(capture_->error());
+      core_.lock()->mark_wire_down(capture_->error());
       return;
     }
     behind = batch.size() >= WireCapture::kMaxBatch;
@@ -89,10 +83,10 @@ void WireRuntime::run() {
       read_phcs();
       last_phc = now;
     }
-    std::lock_guard guard(core_lock_);
-    core_.ingest_wire(batch);
-    core_.observe_wire_source(now, counters);
-    core_.tick_wire(now);
+    auto core = core_.lock();
+    core->ingest_wire(batch);
+    core->observe_wire_source(now, counters);
+    core->tick_wire(now);
   }
 }
 

@@ -6,12 +6,11 @@
 
 #include <atomic>
 #include <memory>
-#include <mutex>
 #include <thread>
 #include <vector>
 
 #include "capture/wire_capture.hpp"
-#include "core/agent_core.hpp"
+#include "core/shared_core.hpp"
 
 namespace skewscope {
 
@@ -33,20 +32,18 @@ class WireRuntime {
  public:
   // Loads (by the candidate tables, features.hpp) and attaches, then enables the core's wire
   // pipeline; an error when any named interface cannot be used.
-  static Result<WireStart> start(WireRuntimeConfig config, AgentCore& core, std::mutex& core_lock,
-                                 const KernelFeatures& features);
+  static Result<WireStart> start(WireRuntimeConfig config, SharedCore& core, const KernelFeatures& features);
   ~WireRuntime();
   void stop();  // joins the thread, then detaches everything (idempotent)
 
   const WireCapture& capture() const { return *capture_; }
 
  private:
-  WireRuntime(AgentCore& core, std::mutex& core_lock) : core_(core), core_lock_(core_lock) {}
+  explicit WireRuntime(SharedCore& core) : core_(core) {}
   void run();
   void read_phcs();  // outside the lock; each reading goes to the core under it
 
-  AgentCore& core_;
-  std::mutex& core_lock_;
+  SharedCore& core_;
   std::unique_ptr<WireCapture> capture_;
   std::vector<int> phcs_;  // the PHC indexes of the attached interfaces, each once
   std::atomic<bool> stopping_{false};
