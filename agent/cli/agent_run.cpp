@@ -237,22 +237,22 @@ int run_agent(const AgentOptions& options) {
   std::atomic<bool> stopping{false};
   std::atomic<bool> capture_failed{false};
   std::thread capture_thread([&] {
-    CaptureLoopEnd end = run_capture_loop(*capture, core, stopping, TcpSyscallCapture::kMaxBatch, conntrack.get());
-    if (!end.failed) return;
+    Status end = run_capture_loop(*capture, core, stopping, TcpSyscallCapture::kMaxBatch, conntrack.get());
+    if (end) return;
     std::cerr << "skewscope agent: capture failed: " << end.error << "; every pair is now unknown; exiting in "
               << format_duration_ns(plan.capture_grace_ns) << std::endl;
     capture_failed = true;
   });
   std::thread payload_thread([&] {
     if (!payload_reader) return;
-    std::string error = run_payload_loop(*payload_reader, core, stopping, conntrack.get());
-    if (!error.empty()) std::cerr << "skewscope agent: payload capture stopped: " << error << std::endl;
+    Status end = run_payload_loop(*payload_reader, core, stopping, conntrack.get());
+    if (!end) std::cerr << "skewscope agent: payload capture stopped: " << end.error << std::endl;
   });
   std::thread rdma_thread([&] {
     if (!rdma) return;
-    std::string error = run_rdma_loop(*rdma, core, stopping);
-    if (error.empty()) return;
-    std::cerr << "skewscope agent: RDMA capture failed: " << error << "; exiting in "
+    Status end = run_rdma_loop(*rdma, core, stopping);
+    if (end) return;
+    std::cerr << "skewscope agent: RDMA capture failed: " << end.error << "; exiting in "
               << format_duration_ns(plan.capture_grace_ns) << std::endl;
     capture_failed = true;
   });

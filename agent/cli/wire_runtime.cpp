@@ -7,6 +7,7 @@
 #include <iostream>
 
 #include "capture/clock_mapping.hpp"
+#include "cli/ring_drain.hpp"
 #include "clocks/phc.hpp"
 #include "clocks/phc_mapping.hpp"
 
@@ -66,17 +67,10 @@ void WireRuntime::read_phcs() {
 }
 
 void WireRuntime::run() {
-  std::vector<skewscope_wire_event> batch;
+  PolledRing<WireCapture, skewscope_wire_event> ring(*capture_);
   std::int64_t last_phc = 0;
-  bool behind = false;
-  while (!stopping_) {
-    batch.clear();
-    if (!capture_->poll(batch, std::chrono::milliseconds(behind ? 0 : 20))) {
-      std::cerr << "skewscope agent: wire capture failed: " << capture_->error() << std::endl;
-      core_.lock()->mark_wire_down(capture_->error());
-      return;
-    }
-    behind = batch.size() >= WireCapture::kMaxBatch;
+  auto take = [&](const std::vector<skewscope_wire_event>& batch, const Status& polled) {
+    if (!polled) return;  // a failed pass is not taken: the wire levels go down (below)
     const WireCounters counters = capture_->counters();
     std::int64_t now = monotonic_now_ns();
     if (!phcs_.empty() && now - last_phc >= 1'000'000'000) {
@@ -87,7 +81,11 @@ void WireRuntime::run() {
     core->ingest_wire(batch);
     core->observe_wire_source(now, counters);
     core->tick_wire(now);
-  }
+  };
+  Status end = drain_ring(ring, WireCapture::kMaxBatch, stopping_, take);
+  if (end) return;
+  std::cerr << "skewscope agent: wire capture failed: " << end.error << std::endl;
+  core_.lock()->mark_wire_down(end.error);
 }
 
 }  // namespace skewscope

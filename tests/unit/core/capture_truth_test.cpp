@@ -105,9 +105,9 @@ TEST_CASE("the capture loop: a failing source turns every pair and the overall h
   SharedCore shared(make_core());
   std::atomic<bool> stopping{false};
   FailingSource source(traffic(100, kSecond));
-  CaptureLoopEnd end = run_capture_loop(source, shared, stopping, 8192);
+  Status end = run_capture_loop(source, shared, stopping, 8192);
   auto core = shared.lock();
-  CHECK(end.failed);
+  CHECK_FALSE(end);
   CHECK(end.error == "reading the BPF ring buffer failed: Bad file descriptor");
   CHECK(source.polls() > 1);
   CHECK_FALSE(core->capture_up());
@@ -151,7 +151,7 @@ TEST_CASE("the capture loop: a violation seen before the capture died is still r
   }
   std::atomic<bool> stopping{false};
   FailingSource source(traffic(10, kSecond));
-  CHECK(run_capture_loop(source, shared, stopping, 8192).failed);
+  CHECK_FALSE(run_capture_loop(source, shared, stopping, 8192));
   auto core = shared.lock();
   auto r = core->report(kSecond + 20 * kMs);
   CHECK(pair(r, "pre", "infer").window.negative_spans == 10);
@@ -163,9 +163,9 @@ TEST_CASE("the capture loop: stopping is not a failure and leaves the capture up
   SharedCore shared(make_core());
   std::atomic<bool> stopping{false};
   StoppingSource source(stopping, 3);
-  CaptureLoopEnd end = run_capture_loop(source, shared, stopping, 8192);
+  Status end = run_capture_loop(source, shared, stopping, 8192);
   auto core = shared.lock();
-  CHECK_FALSE(end.failed);
+  CHECK(end);
   CHECK(core->capture_up());
   // Up, but no traffic yet: nothing vouches for health 1.
   CHECK_FALSE(core->report(0).health.health.has_value());
