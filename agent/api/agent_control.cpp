@@ -7,15 +7,15 @@
 
 namespace skewscope {
 
-std::string handle_control(const std::string& line, AgentCore& core, std::mutex& lock) {
+std::string handle_control(const std::string& line, SharedCore& shared) {
   const std::string verb = "simulate ";
   if (line.rfind(verb, 0) != 0) return "error: unknown command (expected: simulate NAME=OFFSET[,DRIFTppm])";
   auto sim = parse_clock_simulation(line.substr(verb.size()));
   if (!sim) return "error: " + sim.error;
-  std::lock_guard guard(lock);
-  auto id = core.domains().find(sim->domain);
+  auto core = shared.lock();
+  auto id = core->domains().find(sim->domain);
   if (!id) return "error: no domain named '" + sim->domain + "'";
-  core.simulated_clocks().set(*id, sim->offset_ns, sim->drift_ppm, monotonic_now_ns());
+  core->simulated_clocks().set(*id, sim->offset_ns, sim->drift_ppm, monotonic_now_ns());
   return "ok " + sim->domain + " clock offset " + format_duration_ns(sim->offset_ns) + ", drift " +
          std::to_string(sim->drift_ppm) + " ppm";
 }

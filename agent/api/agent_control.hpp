@@ -2,15 +2,14 @@
 // because it is the agent's only mutating interface: one line in, one line of answer out.
 #pragma once
 
-#include <mutex>
 #include <string>
 
-#include "core/agent_core.hpp"
+#include "core/shared_core.hpp"
 
 namespace skewscope {
 
-// `simulate NAME=OFFSET[,DRIFTppm]` sets a domain's simulated clock, under `lock`. The answer
+// `simulate NAME=OFFSET[,DRIFTppm]` sets a domain's simulated clock, under the core's lock. The answer
 // starts with "ok " or "error: ".
-std::string handle_control(const std::string& line, AgentCore& core, std::mutex& lock);
+std::string handle_control(const std::string& line, SharedCore& shared);
 
 }  // namespace skewscope

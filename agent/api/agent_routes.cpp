@@ -15,15 +15,15 @@ HttpReply error_reply(int status, const std::string& message) {
 
 }  // namespace
 
-void add_analysis_routes(HttpApi& api, AgentCore& core, std::mutex& core_lock, bool spans_enabled, SpanTrust trusted) {
+void add_analysis_routes(HttpApi& api, SharedCore& shared, bool spans_enabled, SpanTrust trusted) {
   api.add_route("/api/v1/whatif", [&](const HttpApi::Query& q) {
     auto it = q.find("clock_error");
     if (it == q.end()) return error_reply(400, "missing clock_error, e.g. ?clock_error=gaussian:1ms");
     auto models = estimate::parse_error_models(it->second);
     if (!models) return error_reply(400, models.error);
-    std::lock_guard guard(core_lock);
-    auto table = estimate::what_if(core.estimator(), *models.value, monotonic_now_ns());
-    auto name = [&core](DomainId id) { return core.domains().name(id); };
+    auto core = shared.lock();
+    auto table = estimate::what_if(core->estimator(), *models.value, monotonic_now_ns());
+    auto name = [&core](DomainId id) { return core->domains().name(id); };
     auto format = q.find("format");
     if (format != q.end() && format->second == "text")
       return HttpReply{200, estimate::render_what_if(table, name), "text/plain; charset=utf-8"};
@@ -47,21 +47,21 @@ void add_analysis_routes(HttpApi& api, AgentCore& core, std::mutex& core_lock, b
         return error_reply(400, "limit must be 1-" + std::to_string(AgentCore::kRecentSpans));
     }
     const auto tenant = q.find("tenant");
+    auto core = shared.lock();
     auto shown = [&](const Span& span) {
-      return tenant == q.end() || (api.tenants().contains(tenant->second, core.domains().name(span.src)) &&
-                                   api.tenants().contains(tenant->second, core.domains().name(span.dst)));
+      return tenant == q.end() || (api.tenants().contains(tenant->second, core->domains().name(span.src)) &&
+                                   api.tenants().contains(tenant->second, core->domains().name(span.dst)));
     };
-    std::lock_guard guard(core_lock);
     nlohmann::json spans = nlohmann::json::array();
-    const auto& recent = core.recent_spans();
+    const auto& recent = core->recent_spans();
     std::size_t first = recent.size();  // the oldest of the newest `limit` spans shown
     for (std::size_t taken = 0; first > 0 && taken < limit;)
       if (shown(recent[--first].span)) ++taken;
     for (std::size_t i = first; i < recent.size(); ++i) {
       const Span& span = recent[i].span;
       if (!shown(span)) continue;
-      nlohmann::json entry = {{"src", core.domains().name(span.src)},
-                              {"dst", core.domains().name(span.dst)},
+      nlohmann::json entry = {{"src", core->domains().name(span.src)},
+                              {"dst", core->domains().name(span.dst)},
                               {"transport", transport_name(span.transport)},
                               {"bytes", span.bytes},
                               {"span_seconds", static_cast<double>(span.span_ns()) * 1e-9}};
@@ -72,7 +72,7 @@ void add_analysis_routes(HttpApi& api, AgentCore& core, std::mutex& core_lock, b
         if (auto t = trusted(entry["src"].get<std::string>(), entry["dst"].get<std::string>(), span.transport))
           entry["trusted"] = *t;
       // Raw timestamps always; a correction only as extra, flagged fields (see estimate/correct.hpp).
-      if (auto e = core.estimator().estimate(span.src, span.dst)) {
+      if (auto e = core->estimator().estimate(span.src, span.dst)) {
         entry.update(estimate::to_json(estimate::correct_span(span, *e, estimate::kMaxExportedCorrectionNs)));
       } else {
         entry["send_ns"] = span.send_ns;

@@ -10,7 +10,7 @@
 #include <string>
 
 #include "api/http_api.hpp"
-#include "core/agent_core.hpp"
+#include "core/shared_core.hpp"
 
 namespace skewscope {
 
@@ -18,7 +18,6 @@ namespace skewscope {
 // is not met); nullopt: no policy says, and the span carries no `trusted` field.
 using SpanTrust = std::function<std::optional<bool>(const std::string& src, const std::string& dst, Transport)>;
 
-void add_analysis_routes(HttpApi& api, AgentCore& core, std::mutex& core_lock, bool spans_enabled,
-                         SpanTrust trusted = {});
+void add_analysis_routes(HttpApi& api, SharedCore& shared, bool spans_enabled, SpanTrust trusted = {});
 
 }  // namespace skewscope

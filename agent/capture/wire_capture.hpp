@@ -23,6 +23,7 @@
 
 #include "capture/family_status.hpp"
 #include "capture/features.hpp"
+#include "capture/wire_counters.hpp"
 #include "capture/wire_programs.hpp"
 #include "skewscope/abi/wire_event.h"
 #include "skewscope/result.hpp"
@@ -59,16 +60,6 @@ struct WireOptions {
   std::vector<WireInterface> interfaces;
   std::vector<std::string> cgroups;  // --wire-cgroup
   bool ack_samples = false;          // --wire-ack-samples: pure ACKs are reverse one-way samples
-};
-
-struct WireCounters {
-  std::uint64_t emitted = 0;
-  std::uint64_t ringbuf_full = 0;
-  std::uint64_t rx_skb_stamped = 0;
-  std::uint64_t rx_unstamped = 0;
-  std::uint64_t hw_stamped = 0;
-  std::uint64_t not_parsed = 0;
-  std::uint64_t malformed_records = 0;
 };
 
 struct WireAttachment {

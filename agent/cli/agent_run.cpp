@@ -24,8 +24,8 @@
 #include "cli/agent_plan.hpp"
 #include "cli/tenant_options.hpp"
 #include "clocks/clock_monitor.hpp"
-#include "core/agent_core.hpp"
 #include "core/report_diagnosis.hpp"
+#include "core/shared_core.hpp"
 #include "domains/duration.hpp"
 #include "runtime/agent_shutdown.hpp"
 #include "runtime/capture_loop.hpp"
@@ -80,17 +80,19 @@ int run_agent(const AgentOptions& options) {
 
   if (Status tracefs = ensure_tracefs(); !tracefs) return runtime_error("tracefs: " + tracefs.error);
 
-  AgentCore core(std::move(*plan.domains), plan.core);
-  std::mutex core_lock;
-  const std::int64_t start = monotonic_now_ns();
-  for (const auto& sim : plan.simulations)
-    core.simulated_clocks().set(*core.domains().find(sim.domain), sim.offset_ns, sim.drift_ppm, start);
-  core.clock_mapping().sample_now();
+  SharedCore core(AgentCore(std::move(*plan.domains), plan.core));
+  {
+    auto setup = core.lock();
+    const std::int64_t start = monotonic_now_ns();
+    for (const auto& sim : plan.simulations)
+      setup->simulated_clocks().set(*setup->domains().find(sim.domain), sim.offset_ns, sim.drift_ppm, start);
+    setup->clock_mapping().sample_now();
+  }
   std::unique_ptr<exchange::KafkaExchange> kafka;
   if (plan.exchange) {
     plan.exchange->tenants = policies ? policies->tenants() : plan.tenants;  // docs/tenants.md
-    core.enable_exchange(exchange::CoreExchangeConfig{plan.exchange->sample_one_in});
-    auto created = exchange::KafkaExchange::create(*plan.exchange, core, core_lock);
+    core.lock()->enable_exchange(exchange::CoreExchangeConfig{plan.exchange->sample_one_in});
+    auto created = exchange::KafkaExchange::create(*plan.exchange, core);
     if (!created) return usage_error("--exchange: " + created.error);
     kafka = std::move(*created);
   }
@@ -127,13 +129,12 @@ int run_agent(const AgentOptions& options) {
   }
   auto take_report = [&] {
     clocks::ClockSnapshot clock_snapshot = clock_monitor.snapshot();
-    std::lock_guard guard(core_lock);
+    auto locked = core.lock();
     const std::int64_t now = monotonic_now_ns();
-    AgentReport report = core.report(now);
-    if (wire) wire->fill(report, now);
+    AgentReport report = locked->report(now);
     report.capture_families = families;
     report.clocks = std::move(clock_snapshot);
-    add_diagnosis(report, core.diagnosis_history(), now);
+    add_diagnosis(report, locked->diagnosis_history(), now);
     if (kafka && report.exchange) kafka->fill(*report.exchange);
     if (otlp_exporter) report.otlp = otlp_exporter->report();
     return report;
@@ -151,7 +152,7 @@ int run_agent(const AgentOptions& options) {
       if (webhooks) webhooks->append_metrics(out);
     });
   }
-  add_analysis_routes(api, core, core_lock, options.enable_spans_api, span_trust);
+  add_analysis_routes(api, core, options.enable_spans_api, span_trust);
   // --peer-agent: the live page's merged view of several agents (docs/live-page.md).
   std::unique_ptr<PeerAgents> peers;
   if (!options.peer_agents.empty()) {
@@ -169,7 +170,7 @@ int run_agent(const AgentOptions& options) {
   if (!tenant_access) return usage_error(tenant_access.error);
   api.use_tenants(std::move(*tenant_access));
   if (Status bound = api.bind(plan.listen.host, plan.listen.port); !bound) return runtime_error(bound.error);
-  ControlSocket control([&](const std::string& line) { return handle_control(line, core, core_lock); });
+  ControlSocket control([&](const std::string& line) { return handle_control(line, core); });
   if (Status bound = control.bind(options.control_socket); !bound) return runtime_error(bound.error);
 
   // Before the programs load: a namespace that cannot be read fails the start without attaching,
@@ -179,7 +180,7 @@ int run_agent(const AgentOptions& options) {
     auto watch = translate::ConntrackWatch::open(plan.nat_namespaces);
     if (!watch) return runtime_error("--nat-conntrack: " + watch.error);
     conntrack = std::move(*watch);
-    core.enable_nat(translate::NatLimits{});
+    core.lock()->enable_nat(translate::NatLimits{});
   }
 
   auto probed = probe_kernel_features();
@@ -209,17 +210,13 @@ int run_agent(const AgentOptions& options) {
     auto reader = PayloadRingReader::open(capture->payload_ring_fd(), capture->payload_counters_fd());
     if (!reader) return runtime_error(reader.error);
     payload_reader = std::move(*reader);
-    core.enable_payload(plan.payload.max_bytes, MessagePairingLimits{});
+    core.lock()->enable_payload(plan.payload.max_bytes, MessagePairingLimits{});
   }
-  core.set_own_endpoint(static_cast<std::uint16_t>(api.port()), own_netns_inode());
+  core.lock()->set_own_endpoint(static_cast<std::uint16_t>(api.port()), own_netns_inode());
   if (!plan.wire.interfaces.empty()) {
     WireRuntimeConfig wire_config{plan.wire,
-                                  plan.core.window_ns,
-                                  plan.core.limits,
-                                  core.estimator().config(),
-                                  static_cast<std::uint16_t>(api.port()),
-                                  own_netns_inode()};
-    auto started = WireRuntime::start(std::move(wire_config), core, core_lock, features);
+                                  {plan.core.window_ns, plan.core.limits, core.lock()->estimator().config()}};
+    auto started = WireRuntime::start(std::move(wire_config), core, features);
     if (!started) return runtime_error("--wire-timestamps: " + started.error);
     wire = std::move(started->runtime);
     set_family(CaptureFamily::wire, started->wire);
@@ -240,23 +237,22 @@ int run_agent(const AgentOptions& options) {
   std::atomic<bool> stopping{false};
   std::atomic<bool> capture_failed{false};
   std::thread capture_thread([&] {
-    CaptureLoopEnd end =
-        run_capture_loop(*capture, core, core_lock, stopping, TcpSyscallCapture::kMaxBatch, conntrack.get());
-    if (!end.failed) return;
+    Status end = run_capture_loop(*capture, core, stopping, TcpSyscallCapture::kMaxBatch, conntrack.get());
+    if (end) return;
     std::cerr << "skewscope agent: capture failed: " << end.error << "; every pair is now unknown; exiting in "
               << format_duration_ns(plan.capture_grace_ns) << std::endl;
     capture_failed = true;
   });
   std::thread payload_thread([&] {
     if (!payload_reader) return;
-    std::string error = run_payload_loop(*payload_reader, core, core_lock, stopping, conntrack.get());
-    if (!error.empty()) std::cerr << "skewscope agent: payload capture stopped: " << error << std::endl;
+    Status end = run_payload_loop(*payload_reader, core, stopping, conntrack.get());
+    if (!end) std::cerr << "skewscope agent: payload capture stopped: " << end.error << std::endl;
   });
   std::thread rdma_thread([&] {
     if (!rdma) return;
-    std::string error = run_rdma_loop(*rdma, core, core_lock, stopping);
-    if (error.empty()) return;
-    std::cerr << "skewscope agent: RDMA capture failed: " << error << "; exiting in "
+    Status end = run_rdma_loop(*rdma, core, stopping);
+    if (end) return;
+    std::cerr << "skewscope agent: RDMA capture failed: " << end.error << "; exiting in "
               << format_duration_ns(plan.capture_grace_ns) << std::endl;
     capture_failed = true;
   });
@@ -265,7 +261,7 @@ int run_agent(const AgentOptions& options) {
   std::thread otlp_thread([&] {
     if (!otlp_exporter) return;
     otlp_exporter->start();
-    run_otlp_loop(core, core_lock, *otlp_exporter, stopping, span_trust, take_report);
+    run_otlp_loop(core, *otlp_exporter, stopping, span_trust, take_report);
   });
   // The clock sources are polled on their own thread: a ptp4l that does not answer costs that
   // thread its reply timeout, never the capture.
@@ -276,10 +272,7 @@ int run_agent(const AgentOptions& options) {
       if (kafka)
         kafka->set_clock_quality(bound ? static_cast<std::int64_t>(*bound * 1e9) : 0,
                                  static_cast<std::uint32_t>(clock_monitor.snapshot().status));
-      {
-        std::lock_guard guard(core_lock);
-        core.set_clock_bound(clocks::bound_seconds_to_ns(bound));
-      }
+      core.lock()->set_clock_bound(clocks::bound_seconds_to_ns(bound));
       for (int i = 0; i < 10 && !stopping; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(100));
     }
   });
@@ -299,7 +292,7 @@ int run_agent(const AgentOptions& options) {
     kafka->start();  // reads this agent's addresses before returning
   }
   if (policies) {
-    const std::string& host = core.domains().name(0);
+    const std::string host = core.lock()->domains().name(0);
     webhooks = std::make_unique<PolicyWebhooks>(
         host, "http://" + host + ":" + std::to_string(api.port()) + "/api/v1/policies");
     webhooks->start();
@@ -308,10 +301,10 @@ int run_agent(const AgentOptions& options) {
   if (peers) peers->start();
   api.start();
   control.start();
+  const std::size_t domain_count = core.lock()->domains().size();
   std::cout << "skewscope agent " << kVersion << ": listening on " << plan.listen.host << ":" << api.port()
             << ", control socket " << options.control_socket << ", " << capture->attached().size()
-            << " programs attached (variant " << capture->variant() << "), " << core.domains().size() << " domains"
-            << std::endl;
+            << " programs attached (variant " << capture->variant() << "), " << domain_count << " domains" << std::endl;
   if (wire)
     std::cout << "skewscope agent: wire timestamps on " << wire->capture().attachments().size()
               << " interfaces, send side " << wire->capture().send_path() << " (" << wire->capture().send_path_reason()

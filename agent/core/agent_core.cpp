@@ -11,7 +11,8 @@
 namespace skewscope {
 
 AgentCore::AgentCore(DomainRegistry domains, AgentCoreConfig config)
-    : domains_(std::move(domains)),
+    : pairing_window_(config.window_ns, 1'000'000'000, config.pairing_floor),
+      domains_(std::move(domains)),
       config_(config),
       correlator_(config.limits),
       health_(config.window_ns),
@@ -20,8 +21,7 @@ AgentCore::AgentCore(DomainRegistry domains, AgentCoreConfig config)
         c.window_ns = config.window_ns;
         c.at_risk_share = config.at_risk_share;
         return c;
-      }()),
-      pairing_window_(config.window_ns, 1'000'000'000, config.pairing_floor) {}
+      }()) {}
 
 bool AgentCore::is_own_traffic(const skewscope_half_event& e) const {
   return own_port_ && e.netns_ino == own_netns_ && (e.local_port == *own_port_ || e.remote_port == *own_port_);
@@ -198,6 +198,30 @@ void AgentCore::mark_capture_down(std::string reason) {
   health_.set_capture_down();
 }
 
+void AgentCore::enable_wire(WirePipelineConfig config, const WireSetup& setup) {
+  wire_.emplace(std::move(config), setup);
+}
+
+void AgentCore::ingest_wire(const std::vector<skewscope_wire_event>& batch) {
+  if (wire_) wire_->ingest(batch, WireClocks{domains_, simulated_, clock_mapping_}, own_port_, own_netns_);
+}
+
+void AgentCore::observe_wire_source(std::int64_t now_ns, const WireCounters& counters) {
+  if (wire_) wire_->observe_source(now_ns, counters);
+}
+
+void AgentCore::tick_wire(std::int64_t now_ns) {
+  if (wire_) wire_->tick(now_ns);
+}
+
+void AgentCore::add_phc_reading(int phc_index, const clocks::PhcReadingPoint& reading) {
+  if (wire_) wire_->add_phc_reading(phc_index, reading);
+}
+
+void AgentCore::mark_wire_down(std::string error) {
+  if (wire_) wire_->mark_down(std::move(error));
+}
+
 bool AgentCore::pair_at_risk(DomainId src, DomainId dst) const {
   auto e = estimator_.estimate(src, dst);
   if (!e) return false;
@@ -261,6 +285,12 @@ AgentReport AgentCore::report(std::int64_t now_ns, const SourceCounters& source)
     r.exchange.emplace();
     exchange_->fill(*r.exchange);
     r.exchange->remote_domains = domains_.remote_count();
+  }
+  // Last, once every pair (local and through the exchange) is in: the headline of each pair and
+  // the overall health come from the best timestamp level that paired its traffic.
+  if (wire_) {
+    wire_->fill(r.wire, now_ns, r.health.capture_up);
+    apply_best_levels(r.health, r.wire.pairs);
   }
   return r;
 }

@@ -15,6 +15,7 @@
 #include "capture/payload_source.hpp"
 #include "core/agent_report.hpp"
 #include "core/recent_ring.hpp"
+#include "core/wire_pipeline.hpp"
 #include "correlate/correlator.hpp"
 #include "correlate/message_pairing.hpp"
 #include "correlate/rdma_pairing.hpp"
@@ -113,6 +114,18 @@ class AgentCore {
   void ingest_payloads(const std::vector<PayloadRecord>& batch);
   void observe_payload_source(const PayloadCounters& counters);
 
+  // Wire timestamps (--wire-timestamps, core/wire_pipeline.hpp): the wire records the runtime
+  // reads are placed in the same domains and clocks as syscall halves, paired per level, and
+  // report() gives each pair's health and state from its best level (apply_best_levels).
+  // Without it nothing changes.
+  void enable_wire(WirePipelineConfig config, const WireSetup& setup);
+  bool wire_enabled() const { return wire_.has_value(); }
+  void ingest_wire(const std::vector<skewscope_wire_event>& batch);
+  void observe_wire_source(std::int64_t now_ns, const WireCounters& counters);
+  void tick_wire(std::int64_t now_ns);  // after every wire pass (WirePipeline::tick)
+  void add_phc_reading(int phc_index, const clocks::PhcReadingPoint& reading);
+  void mark_wire_down(std::string error);
+
   // The exchange (--exchange): from then on, halves whose two ends are not both owned by this
   // agent's domains go to the outgoing queue instead of the local correlator, and the Kafka
   // thread feeds back the records of the partitions it owns. Without it nothing changes.
@@ -182,6 +195,7 @@ class AgentCore {
   void ship_learnt_translations();
   std::vector<translate::LearntTranslation> learnt_;
   translate::ConntrackWatchReport nat_watch_;
+  std::optional<WirePipeline> wire_;
   RdmaPairing rdma_;
   std::optional<RdmaSourceCounters> rdma_source_;  // set once the RDMA capture runs
   std::uint64_t rdma_outside_domains_ = 0;

@@ -3,45 +3,38 @@
 #include <vector>
 
 #include "capture/clock_mapping.hpp"
+#include "runtime/ring_drain.hpp"
 
 namespace skewscope {
 
-CaptureLoopEnd run_capture_loop(EventSource& source, AgentCore& core, std::mutex& core_lock,
-                                const std::atomic<bool>& stopping, std::size_t max_batch,
-                                translate::ConntrackWatch* conntrack) {
-  std::vector<skewscope_half_event> batch;
+Status run_capture_loop(EventSource& source, SharedCore& shared, const std::atomic<bool>& stopping,
+                        std::size_t max_batch, translate::ConntrackWatch* conntrack) {
+  PolledRing<EventSource, skewscope_half_event> ring(source);
   std::int64_t last_tick = 0;
-  bool behind = false;
-  while (!stopping) {
-    batch.clear();
-    // 20 ms between passes: halves pair within tens of ms, and the kernel side does not wake us
-    // per record. A full batch means a backlog: go again at once.
-    if (!source.poll(batch, std::chrono::milliseconds(behind ? 0 : 20))) {
-      std::string error = source.error();
-      SourceCounters last = source.counters();
-      std::lock_guard guard(core_lock);
-      core.ingest(batch);  // whatever the failing pass still delivered
-      core.observe_source(monotonic_now_ns(), last);
-      core.mark_capture_down(error);
-      return {true, error};
-    }
-    behind = batch.size() >= max_batch;
+  auto take = [&](const std::vector<skewscope_half_event>& batch, const Status& polled) {
     // Read after the poll, every pass: every record in `batch` was submitted before this read, so
     // a report never shows more records read than submitted. A few syscalls, outside the lock
     // the HTTP thread waits on.
     const SourceCounters counters = source.counters();
+    if (!polled) {
+      auto core = shared.lock();
+      core->ingest(batch);  // whatever the failing pass still delivered
+      core->observe_source(monotonic_now_ns(), counters);
+      core->mark_capture_down(polled.error);
+      return;
+    }
     const std::int64_t now = monotonic_now_ns();
-    std::lock_guard guard(core_lock);
-    if (conntrack) feed_conntrack(*conntrack, core, now);
+    auto core = shared.lock();
+    if (conntrack) feed_conntrack(*conntrack, *core, now);
     if (now - last_tick >= 100'000'000) {
-      core.clock_mapping().sample_now();
-      core.tick(now);
+      core->clock_mapping().sample_now();
+      core->tick(now);
       last_tick = now;
     }
-    core.ingest(batch);
-    core.observe_source(now, counters);
-  }
-  return {};
+    core->ingest(batch);
+    core->observe_source(now, counters);
+  };
+  return drain_ring(ring, max_batch, stopping, take);
 }
 
 void feed_conntrack(translate::ConntrackWatch& conntrack, AgentCore& core, std::int64_t now_ns) {

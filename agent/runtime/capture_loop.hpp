@@ -5,28 +5,22 @@
 
 #include <atomic>
 #include <cstddef>
-#include <mutex>
-#include <string>
 
 #include "capture/event_source.hpp"
-#include "core/agent_core.hpp"
+#include "core/shared_core.hpp"
+#include "skewscope/result.hpp"
 #include "translate/conntrack_watch.hpp"
 
 namespace skewscope {
 
-struct CaptureLoopEnd {
-  bool failed = false;  // the source failed (false: `stopping` was set)
-  std::string error;    // why, when it failed
-};
-
-// Polls `source`, feeds `core` under `core_lock`, records the source's counters after every
-// poll and ticks the core every 100 ms. When the source fails it records the counters once more and marks the
-// core's capture down (every pair unknown) before returning. `max_batch`: a poll that returns
-// this many events means a backlog, so the next poll does not wait. `conntrack` (--nat-conntrack,
-// else null) is fed after each poll, before the batch (feed_conntrack).
-CaptureLoopEnd run_capture_loop(EventSource& source, AgentCore& core, std::mutex& core_lock,
-                                const std::atomic<bool>& stopping, std::size_t max_batch,
-                                translate::ConntrackWatch* conntrack = nullptr);
+// Drains `source` (cli/ring_drain.hpp), feeds `core` under its lock, records the source's counters
+// after every poll and ticks the core every 100 ms. When the source fails it records the counters
+// once more and marks the core's capture down (every pair unknown) before returning the failure;
+// ok once `stopping` was set. `max_batch`: a poll that returns this many events means a backlog,
+// so the next poll does not wait. `conntrack` (--nat-conntrack, else null) is fed after each poll,
+// before the batch (feed_conntrack).
+Status run_capture_loop(EventSource& source, SharedCore& core, const std::atomic<bool>& stopping, std::size_t max_batch,
+                        translate::ConntrackWatch* conntrack = nullptr);
 
 // Reads every conntrack entry queued now and feeds it to `core`. Call with the core's lock held,
 // from every thread that is about to feed halves it has just read: each of those halves was

@@ -13,7 +13,7 @@
 #include <vector>
 
 #include "capture/clock_mapping.hpp"
-#include "core/agent_core.hpp"
+#include "core/shared_core.hpp"
 
 namespace skewscope::exchange {
 namespace {
@@ -61,8 +61,7 @@ Result<rd_kafka_conf_t*> make_conf(const ExchangeSettings& s,
 
 }  // namespace
 
-KafkaExchange::KafkaExchange(const ExchangeSettings& settings, AgentCore& core, std::mutex& core_lock)
-    : settings_(settings), core_(core), core_lock_(core_lock) {
+KafkaExchange::KafkaExchange(const ExchangeSettings& settings, SharedCore& core) : settings_(settings), core_(core) {
   stats_.brokers = settings.brokers;
   stats_.topic = settings.topic;
   stats_.group = settings.group;
@@ -108,10 +107,9 @@ void KafkaExchange::reload_keys() {
   keys_ = std::make_shared<const ExchangeKeys>(std::move(*loaded));
 }
 
-Result<std::unique_ptr<KafkaExchange>> KafkaExchange::create(const ExchangeSettings& settings, AgentCore& core,
-                                                             std::mutex& core_lock) {
+Result<std::unique_ptr<KafkaExchange>> KafkaExchange::create(const ExchangeSettings& settings, SharedCore& core) {
   using Created = Result<std::unique_ptr<KafkaExchange>>;
-  std::unique_ptr<KafkaExchange> x(new KafkaExchange(settings, core, core_lock));
+  std::unique_ptr<KafkaExchange> x(new KafkaExchange(settings, core));
   auto made_pconf = make_conf(settings, kProducerDefaults, "producer");
   if (!made_pconf) return Created::fail(made_pconf.error);
   rd_kafka_conf_t* pconf = *made_pconf;
@@ -156,9 +154,9 @@ void KafkaExchange::start() {
   {
     // This agent's own domains are bound to it: no other agent's record may speak for them.
     std::vector<std::string> own;
-    std::lock_guard guard(core_lock_);
-    for (std::size_t i = 0; i < core_.domains().size(); ++i)
-      own.push_back(core_.domains().name(static_cast<DomainId>(i)));
+    auto core = core_.lock();
+    for (std::size_t i = 0; i < core->domains().size(); ++i)
+      own.push_back(core->domains().name(static_cast<DomainId>(i)));
     intake_ = std::make_unique<RecordIntake>(settings_.host_name, own, kDefaultReplayWindowNs,
                                              DomainClaims(settings_.domains_per_signer), settings_.tenants);
   }

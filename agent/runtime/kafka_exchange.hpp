@@ -26,7 +26,7 @@
 #include "skewscope/result.hpp"
 
 namespace skewscope {
-class AgentCore;
+class SharedCore;
 }
 
 namespace skewscope::exchange {
@@ -38,8 +38,7 @@ class KafkaExchange {
  public:
   // Creates the producer and the consumer (no connection is needed yet: librdkafka reconnects
   // on its own). An error when librdkafka refuses the configuration.
-  static Result<std::unique_ptr<KafkaExchange>> create(const ExchangeSettings& settings, AgentCore& core,
-                                                       std::mutex& core_lock);
+  static Result<std::unique_ptr<KafkaExchange>> create(const ExchangeSettings& settings, SharedCore& core);
   ~KafkaExchange();
 
   // Reads this agent's addresses once (so nothing is shipped by mistake before the first
@@ -54,7 +53,7 @@ class KafkaExchange {
   }
 
  private:
-  KafkaExchange(const ExchangeSettings& settings, AgentCore& core, std::mutex& core_lock);
+  KafkaExchange(const ExchangeSettings& settings, SharedCore& core);
   void run_producer();
   void run_consumer();
   void refresh_addresses();
@@ -80,8 +79,7 @@ class KafkaExchange {
   static void log_cb(const rd_kafka_t* rk, int level, const char* fac, const char* buf);
 
   ExchangeSettings settings_;
-  AgentCore& core_;
-  std::mutex& core_lock_;
+  SharedCore& core_;
   rd_kafka_t* producer_ = nullptr;
   rd_kafka_t* consumer_ = nullptr;
   std::thread thread_;           // addresses, produce, delivery reports, status

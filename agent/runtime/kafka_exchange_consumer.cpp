@@ -11,7 +11,7 @@
 #include <vector>
 
 #include "capture/clock_mapping.hpp"
-#include "core/agent_core.hpp"
+#include "core/shared_core.hpp"
 
 namespace skewscope::exchange {
 namespace {
@@ -35,8 +35,8 @@ void KafkaExchange::on_rebalance(rd_kafka_t* rk, rd_kafka_resp_err_t err, rd_kaf
   const auto list = partitions_of(parts);
   if (err == RD_KAFKA_RESP_ERR__ASSIGN_PARTITIONS) {
     {
-      std::lock_guard guard(core_lock_);
-      core_.assign_partitions(list, monotonic_now_ns());
+      auto core = core_.lock();
+      core->assign_partitions(list, monotonic_now_ns());
     }
     for (auto p : list) next_offset_.erase(p);
     if (cooperative) {
@@ -46,8 +46,8 @@ void KafkaExchange::on_rebalance(rd_kafka_t* rk, rd_kafka_resp_err_t err, rd_kaf
     }
   } else {
     {
-      std::lock_guard guard(core_lock_);
-      core_.revoke_partitions(list);
+      auto core = core_.lock();
+      core->revoke_partitions(list);
     }
     for (auto p : list) next_offset_.erase(p);
     if (cooperative) {
@@ -103,9 +103,9 @@ void KafkaExchange::consume(std::int64_t budget_ms) {
   }
   if (items.empty() && gaps.empty()) return;
   const std::int64_t now = monotonic_now_ns();
-  std::lock_guard guard(core_lock_);
-  for (const auto& [p, n] : gaps) core_.note_partition_gap(p, n, now);
-  for (const auto& item : items) core_.ingest_remote(item.partition, item.batch, now);
+  auto core = core_.lock();
+  for (const auto& [p, n] : gaps) core->note_partition_gap(p, n, now);
+  for (const auto& item : items) core->ingest_remote(item.partition, item.batch, now);
 }
 
 void KafkaExchange::run_consumer() {

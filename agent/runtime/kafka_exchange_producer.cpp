@@ -12,7 +12,7 @@
 #include <vector>
 
 #include "capture/clock_mapping.hpp"
-#include "core/agent_core.hpp"
+#include "core/shared_core.hpp"
 #include "exchange/flow_keys.hpp"
 #include "exchange/local_addresses.hpp"
 #include "exchange/record_signing.hpp"
@@ -54,8 +54,8 @@ void KafkaExchange::refresh_addresses() {
     }
     owned.insert(read->begin(), read->end());
   }
-  std::lock_guard guard(core_lock_);
-  core_.set_owned_addresses(std::move(owned));
+  auto core = core_.lock();
+  core->set_owned_addresses(std::move(owned));
 }
 
 void KafkaExchange::sample_clocks() {
@@ -70,15 +70,15 @@ void KafkaExchange::produce_outgoing() {
   std::vector<std::pair<std::string, WireBatch>> forwarded;
   std::vector<std::string> names;
   {
-    std::lock_guard guard(core_lock_);
-    core_.take_outgoing(out);
-    core_.take_outgoing_rdma(rdma_out);
-    core_.take_outgoing_messages(messages);
-    core_.take_outgoing_translations(translations);
-    core_.take_forwarded(forwarded);
+    auto core = core_.lock();
+    core->take_outgoing(out);
+    core->take_outgoing_rdma(rdma_out);
+    core->take_outgoing_messages(messages);
+    core->take_outgoing_translations(translations);
+    core->take_forwarded(forwarded);
     if (out.empty() && rdma_out.empty() && messages.empty() && translations.empty() && forwarded.empty()) return;
-    for (std::size_t i = 0; i < core_.domains().size(); ++i)
-      names.push_back(core_.domains().name(static_cast<DomainId>(i)));
+    for (std::size_t i = 0; i < core->domains().size(); ++i)
+      names.push_back(core->domains().name(static_cast<DomainId>(i)));
   }
   sample_clocks();  // after the take: every half taken was captured before this sample
   // One record per key: a host pair's halves travel together, in capture order.

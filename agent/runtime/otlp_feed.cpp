@@ -96,9 +96,8 @@ otlp::MetricsSnapshot metrics_snapshot(const AgentReport& report, std::int64_t t
   return snapshot;
 }
 
-void run_otlp_loop(AgentCore& core, std::mutex& core_lock, otlp::OtlpExporter& exporter,
-                   const std::atomic<bool>& stopping, const SpanTrust& trust,
-                   const std::function<AgentReport()>& take_report, std::int64_t period_ns) {
+void run_otlp_loop(SharedCore& core, otlp::OtlpExporter& exporter, const std::atomic<bool>& stopping,
+                   const SpanTrust& trust, const std::function<AgentReport()>& take_report, std::int64_t period_ns) {
   OtlpFeed feed;
   const bool metrics = exporter.metrics_enabled() && take_report;
   std::int64_t next_metrics_ns = monotonic_now_ns() + exporter.settings().metrics_interval_ns;
@@ -112,10 +111,7 @@ void run_otlp_loop(AgentCore& core, std::mutex& core_lock, otlp::OtlpExporter& e
           metrics_snapshot(take_report(), std::chrono::duration_cast<std::chrono::nanoseconds>(now).count()));
     }
     std::vector<otlp::ExportSpan> spans;
-    {
-      std::lock_guard guard(core_lock);
-      spans = feed.read_new(core, monotonic_now_ns());
-    }
+    spans = core.with([&feed](AgentCore& c) { return feed.read_new(c, monotonic_now_ns()); });
     if (const auto missed = feed.take_missed()) exporter.count_overrun(missed);
     apply_span_trust(spans, trust);
     if (!spans.empty()) exporter.offer(std::move(spans));

@@ -12,7 +12,7 @@
 #include <vector>
 
 #include "api/agent_routes.hpp"
-#include "core/agent_core.hpp"
+#include "core/shared_core.hpp"
 #include "otlp/otlp_exporter.hpp"
 #include "otlp/span_export.hpp"
 
@@ -46,8 +46,8 @@ otlp::MetricsSnapshot metrics_snapshot(const AgentReport& report, std::int64_t t
 // The feed's thread: every `period_ns`, read under the lock, mark trust, then offer to the
 // exporter; with --otlp-metrics, every metrics interval a snapshot of `take_report()` (the
 // report the status renders, which takes the core's lock itself).
-void run_otlp_loop(AgentCore& core, std::mutex& core_lock, otlp::OtlpExporter& exporter,
-                   const std::atomic<bool>& stopping, const SpanTrust& trust = {},
-                   const std::function<AgentReport()>& take_report = {}, std::int64_t period_ns = 100'000'000);
+void run_otlp_loop(SharedCore& core, otlp::OtlpExporter& exporter, const std::atomic<bool>& stopping,
+                   const SpanTrust& trust = {}, const std::function<AgentReport()>& take_report = {},
+                   std::int64_t period_ns = 100'000'000);
 
 }  // namespace skewscope

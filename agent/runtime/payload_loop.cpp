@@ -1,34 +1,44 @@
 #include "runtime/payload_loop.hpp"
 
 #include <chrono>
-#include <thread>
 #include <vector>
 
 #include "capture/clock_mapping.hpp"
 #include "capture/payload_reader.hpp"
 #include "runtime/capture_loop.hpp"
+#include "runtime/ring_drain.hpp"
 
 namespace skewscope {
 
-std::string run_payload_loop(PayloadSource& source, AgentCore& core, std::mutex& core_lock,
-                             const std::atomic<bool>& stopping, translate::ConntrackWatch* conntrack) {
-  std::vector<PayloadRecord> batch;
-  bool behind = false;
-  while (!stopping) {
-    // Records are submitted without waking a reader until the ring fills up: a pass at that
-    // wake-up or every 20 ms, at once while behind.
-    if (!behind) source.wait(std::chrono::milliseconds(20));
-    batch.clear();
-    const bool ok = source.poll(batch);
-    behind = batch.size() >= PayloadRingReader::kMaxBatch;
-    const PayloadCounters counters = source.counters();
-    std::lock_guard guard(core_lock);
-    if (conntrack) feed_conntrack(*conntrack, core, monotonic_now_ns());
-    core.ingest_payloads(batch);
-    core.observe_payload_source(counters);
-    if (!ok) return source.error();
+namespace {
+// Records are submitted without waking a reader until the ring fills up: a pass at that wake-up
+// or when the timeout ends, at once (no wait) while behind.
+class PayloadRing final : public RingSource<PayloadRecord> {
+ public:
+  explicit PayloadRing(PayloadSource& source) : source_(source) {}
+  Status poll(std::vector<PayloadRecord>& out, std::chrono::milliseconds timeout) override {
+    if (timeout.count() > 0) source_.wait(timeout);
+    if (source_.poll(out)) return Status::ok();
+    return source_failed(source_.error());
   }
-  return {};
+
+ private:
+  PayloadSource& source_;
+};
+}  // namespace
+
+Status run_payload_loop(PayloadSource& source, SharedCore& shared, const std::atomic<bool>& stopping,
+                        translate::ConntrackWatch* conntrack) {
+  PayloadRing ring(source);
+  // A failing pass's records are taken too, then the loop ends with its Status.
+  auto take = [&](const std::vector<PayloadRecord>& batch, const Status&) {
+    const PayloadCounters counters = source.counters();
+    auto core = shared.lock();
+    if (conntrack) feed_conntrack(*conntrack, *core, monotonic_now_ns());
+    core->ingest_payloads(batch);
+    core->observe_payload_source(counters);
+  };
+  return drain_ring(ring, PayloadRingReader::kMaxBatch, stopping, take);
 }
 
 }  // namespace skewscope

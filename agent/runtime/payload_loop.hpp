@@ -4,18 +4,17 @@
 #pragma once
 
 #include <atomic>
-#include <mutex>
-#include <string>
 
 #include "capture/payload_source.hpp"
-#include "core/agent_core.hpp"
+#include "core/shared_core.hpp"
+#include "skewscope/result.hpp"
 #include "translate/conntrack_watch.hpp"
 
 namespace skewscope {
 
-// Returns the source's error when it failed, empty when `stopping` was set. `conntrack`
-// (--nat-conntrack, else null) is fed before each batch, as the capture loop does.
-std::string run_payload_loop(PayloadSource& source, AgentCore& core, std::mutex& core_lock,
-                             const std::atomic<bool>& stopping, translate::ConntrackWatch* conntrack = nullptr);
+// Returns the source's failure, ok once `stopping` was set. `conntrack` (--nat-conntrack, else
+// null) is fed before each batch, as the capture loop does.
+Status run_payload_loop(PayloadSource& source, SharedCore& core, const std::atomic<bool>& stopping,
+                        translate::ConntrackWatch* conntrack = nullptr);
 
 }  // namespace skewscope

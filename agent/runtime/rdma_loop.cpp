@@ -2,27 +2,21 @@
 
 #include <vector>
 
+#include "runtime/ring_drain.hpp"
+
 namespace skewscope {
 
-std::string run_rdma_loop(RdmaCapture& capture, AgentCore& core, std::mutex& core_lock,
-                          const std::atomic<bool>& stopping) {
-  std::vector<skewscope_rdma_event> batch;
-  bool behind = false;
-  while (!stopping) {
-    batch.clear();
-    // 20 ms between passes, as for TCP; a full batch means a backlog: go again at once.
-    const bool ok = capture.poll(batch, std::chrono::milliseconds(behind ? 0 : 20));
-    behind = batch.size() >= RdmaCapture::kMaxBatch;
+Status run_rdma_loop(RdmaCapture& capture, SharedCore& shared, const std::atomic<bool>& stopping) {
+  PolledRing<RdmaCapture, skewscope_rdma_event> ring(capture);
+  auto take = [&](const std::vector<skewscope_rdma_event>& batch, const Status& polled) {
     const RdmaSourceCounters counters = capture.counters();
-    std::lock_guard guard(core_lock);
-    core.ingest_rdma(batch);
-    core.observe_rdma_source(counters);
-    if (!ok) {
-      core.mark_capture_down(capture.error());
-      return capture.error();
-    }
-  }
-  return {};
+    auto core = shared.lock();
+    core->ingest_rdma(batch);
+    core->observe_rdma_source(counters);
+    if (!polled) core->mark_capture_down(polled.error);
+  };
+  // 20 ms between passes, as for TCP; a full batch means a backlog: go again at once.
+  return drain_ring(ring, RdmaCapture::kMaxBatch, stopping, take);
 }
 
 }  // namespace skewscope

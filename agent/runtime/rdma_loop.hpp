@@ -3,16 +3,15 @@
 #pragma once
 
 #include <atomic>
-#include <mutex>
-#include <string>
 
 #include "capture/rdma_capture.hpp"
-#include "core/agent_core.hpp"
+#include "core/shared_core.hpp"
+#include "skewscope/result.hpp"
 
 namespace skewscope {
 
-// Returns the error when the capture failed, empty when `stopping` was set.
-std::string run_rdma_loop(RdmaCapture& capture, AgentCore& core, std::mutex& core_lock,
-                          const std::atomic<bool>& stopping);
+// Returns the capture's failure (the core's capture is then marked down), ok once `stopping` was
+// set.
+Status run_rdma_loop(RdmaCapture& capture, SharedCore& core, const std::atomic<bool>& stopping);
 
 }  // namespace skewscope

@@ -14,11 +14,10 @@
 #include <CLI/CLI.hpp>
 #include <chrono>
 #include <iostream>
-#include <mutex>
 #include <nlohmann/json.hpp>
 #include <thread>
 
-#include "core/agent_core.hpp"
+#include "core/shared_core.hpp"
 #include "runtime/kafka_exchange.hpp"
 #include "synthetic_halves.hpp"
 
@@ -59,10 +58,9 @@ int main(int argc, char** argv) {
 
   AgentCoreConfig config;
   config.window_ns = 30'000'000'000;
-  AgentCore core(DomainRegistry(role == "produce" ? "bench-p" : "bench-c", false), config);
-  std::mutex lock;
-  core.clock_mapping().sample_now();
-  core.enable_exchange(exchange::CoreExchangeConfig{1});
+  SharedCore core(AgentCore(DomainRegistry(role == "produce" ? "bench-p" : "bench-c", false), config));
+  core.lock()->clock_mapping().sample_now();
+  core.lock()->enable_exchange(exchange::CoreExchangeConfig{1});
   auto parsed = exchange::parse_exchange_settings("kafka:" + bootstrap, properties, topic, group, "1/1");
   if (!parsed) {
     std::cerr << parsed.error << "\n";
@@ -73,17 +71,14 @@ int main(int argc, char** argv) {
   settings.keys = exchange::ExchangeKeys{{*exchange::parse_key_text(std::string(64, 'b'), "bench key")}};
   settings.host_name = role;
   // No namespace: this agent owns no address, every half leaves.
-  auto created = exchange::KafkaExchange::create(settings, core, lock);
+  auto created = exchange::KafkaExchange::create(settings, core);
   if (!created) {
     std::cerr << created.error << "\n";
     return 1;
   }
   auto kafka = std::move(*created);
   kafka->start();
-  auto owned = [&] {
-    std::lock_guard g(lock);
-    return core.report(monotonic_now_ns(), {}).exchange->partitions.size();
-  };
+  auto owned = [&] { return core.lock()->report(monotonic_now_ns(), {}).exchange->partitions.size(); };
   for (int i = 0; i < 200 && owned() == 0; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(100));
 
   const double cpu0 = cpu_seconds();
@@ -105,10 +100,10 @@ int main(int argc, char** argv) {
         batch.push_back(half(pair, port, false, seq, now));
       }
       {
-        std::lock_guard g(lock);
-        core.ingest(batch);
-        core.tick(now);
-        core.clock_mapping().sample_now();
+        auto locked = core.lock();
+        locked->ingest(batch);
+        locked->tick(now);
+        locked->clock_mapping().sample_now();
       }
       std::this_thread::sleep_for(std::chrono::milliseconds(1));
     }
@@ -118,15 +113,10 @@ int main(int argc, char** argv) {
   const std::int64_t load_end = monotonic_now_ns();
   for (int i = 0; i < static_cast<int>(drain * 10); ++i) {
     std::this_thread::sleep_for(std::chrono::milliseconds(100));
-    std::lock_guard g(lock);
-    core.tick(monotonic_now_ns());
+    core.lock()->tick(monotonic_now_ns());
   }
   const double cpu = cpu_seconds() - cpu0;
-  AgentReport r;
-  {
-    std::lock_guard g(lock);
-    r = core.report(monotonic_now_ns(), {});
-  }
+  AgentReport r = core.lock()->report(monotonic_now_ns(), {});
   kafka->fill(*r.exchange);
   std::uint64_t spans = 0;
   for (const auto& p : r.health.pairs) spans += p.spans;

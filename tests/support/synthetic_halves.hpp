@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "capture/event_source.hpp"
+#include "skewscope/abi/wire_event.h"
 
 namespace skewscope::test {
 
@@ -47,6 +48,30 @@ inline skewscope_half_event make_half(const Endpoint& local, const Endpoint& rem
   e.kind = send ? SKEWSCOPE_HALF_SEND : SKEWSCOPE_HALF_RECV;
   e.syscall = send ? SKEWSCOPE_SYS_WRITE : SKEWSCOPE_SYS_READ;
   e.pid = e.tid = 4242;
+  return e;
+}
+
+// A TCP segment with `bytes` of payload at sequence `seq` from `sender` to `receiver`, as the tc
+// programs record it where it leaves the sender's interface (egress) or enters the receiver's
+// (ingress), at CLOCK_MONOTONIC time t; `hardware_ns` (the NIC's PHC timescale) 0 for none.
+inline skewscope_wire_event make_wire_segment(const Endpoint& sender, const Endpoint& receiver, bool egress,
+                                              std::uint32_t seq, std::uint32_t bytes, std::int64_t t,
+                                              std::uint32_t ifindex = 2, std::int64_t hardware_ns = 0) {
+  const Endpoint& local = egress ? sender : receiver;
+  const Endpoint& remote = egress ? receiver : sender;
+  skewscope_wire_event e{};
+  e.mono_ns = static_cast<std::uint64_t>(t);
+  e.hw_ns = static_cast<std::uint64_t>(hardware_ns);
+  put_ipv4_mapped(e.local_addr, local);
+  put_ipv4_mapped(e.remote_addr, remote);
+  e.local_port = local.port;
+  e.remote_port = remote.port;
+  e.seq = seq;
+  e.bytes = bytes;
+  e.netns_ino = local.netns;
+  e.ifindex = ifindex;
+  e.direction = egress ? SKEWSCOPE_WIRE_EGRESS : SKEWSCOPE_WIRE_INGRESS;
+  e.origin = SKEWSCOPE_WIRE_FROM_TC;
   return e;
 }
 

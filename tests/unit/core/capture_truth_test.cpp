@@ -102,19 +102,19 @@ class StoppingSource final : public EventSource {
 }  // namespace
 
 TEST_CASE("the capture loop: a failing source turns every pair and the overall health unknown") {
-  auto core = make_core();
-  std::mutex lock;
+  SharedCore shared(make_core());
   std::atomic<bool> stopping{false};
   FailingSource source(traffic(100, kSecond));
-  CaptureLoopEnd end = run_capture_loop(source, core, lock, stopping, 8192);
-  CHECK(end.failed);
+  Status end = run_capture_loop(source, shared, stopping, 8192);
+  auto core = shared.lock();
+  CHECK_FALSE(end);
   CHECK(end.error == "reading the BPF ring buffer failed: Bad file descriptor");
   CHECK(source.polls() > 1);
-  CHECK_FALSE(core.capture_up());
+  CHECK_FALSE(core->capture_up());
 
   // Before the failure the same traffic is healthy: what changed is only that the capture died.
   const std::int64_t now = kSecond + 200 * kMs;
-  AgentReport r = core.report(now);
+  AgentReport r = core->report(now);
   CHECK(r.correlator.pairs == 200);  // everything delivered before the failure was taken in
   CHECK_FALSE(r.health.capture_up);
   CHECK_FALSE(r.health.health.has_value());
@@ -144,29 +144,32 @@ TEST_CASE("the capture loop: a failing source turns every pair and the overall h
 
 TEST_CASE("the capture loop: a violation seen before the capture died is still reported unknown") {
   // Once down, the agent says nothing certain about any pair: it is about to exit.
-  auto core = make_core();
-  core.simulated_clocks().set(*core.domains().find("infer"), -5 * kMs, 0, 0);
-  std::mutex lock;
+  SharedCore shared(make_core());
+  {
+    auto setup = shared.lock();
+    setup->simulated_clocks().set(*setup->domains().find("infer"), -5 * kMs, 0, 0);
+  }
   std::atomic<bool> stopping{false};
   FailingSource source(traffic(10, kSecond));
-  CHECK(run_capture_loop(source, core, lock, stopping, 8192).failed);
-  auto r = core.report(kSecond + 20 * kMs);
+  CHECK_FALSE(run_capture_loop(source, shared, stopping, 8192));
+  auto core = shared.lock();
+  auto r = core->report(kSecond + 20 * kMs);
   CHECK(pair(r, "pre", "infer").window.negative_spans == 10);
   CHECK(pair(r, "pre", "infer").state == PairState::unknown);
   CHECK_FALSE(r.health.health.has_value());
 }
 
 TEST_CASE("the capture loop: stopping is not a failure and leaves the capture up") {
-  auto core = make_core();
-  std::mutex lock;
+  SharedCore shared(make_core());
   std::atomic<bool> stopping{false};
   StoppingSource source(stopping, 3);
-  CaptureLoopEnd end = run_capture_loop(source, core, lock, stopping, 8192);
-  CHECK_FALSE(end.failed);
-  CHECK(core.capture_up());
+  Status end = run_capture_loop(source, shared, stopping, 8192);
+  auto core = shared.lock();
+  CHECK(end);
+  CHECK(core->capture_up());
   // Up, but no traffic yet: nothing vouches for health 1.
-  CHECK_FALSE(core.report(0).health.health.has_value());
-  std::string m = render_agent_metrics(core.report(0), "test");
+  CHECK_FALSE(core->report(0).health.health.has_value());
+  std::string m = render_agent_metrics(core->report(0), "test");
   CHECK(m.find("skewscope_capture_up 1\n") != std::string::npos);
   CHECK(m.find("\nskewscope_causality_health ") == std::string::npos);
   CHECK(m.find("skewscope_health_unknown{reason=\"no_pair_known\"} 1\n") != std::string::npos);
