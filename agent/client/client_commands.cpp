@@ -1,6 +1,6 @@
 #include "client/client_commands.hpp"
 #include "client/agent_client.hpp"
-#include "client/explain_merged_status.hpp"
+#include "client/status_fetch.hpp"
 #include "client/status_merge.hpp"
 #include "client/status_table.hpp"
 
@@ -8,8 +8,6 @@
 
 #include <chrono>
 #include <cstdio>
-#include <functional>
-#include <future>
 #include <iostream>
 #include <thread>
 
@@ -22,19 +20,7 @@
 namespace skewscope {
 namespace {
 
-struct Fetched {
-  std::optional<nlohmann::json> status;
-  std::string error;
-};
-
-Fetched fetch_status(AgentClient& agent) {
-  auto body = agent.get("/api/v1/status", {}, 5);
-  if (!body) return {std::nullopt, body.error.message};
-  auto parsed = nlohmann::json::parse(*body, nullptr, false);
-  if (parsed.is_discarded() || !parsed.is_object())
-    return {std::nullopt, "agent at " + agent.url() + " sent invalid JSON"};
-  return {parsed, {}};
-}
+constexpr int kStatusTimeoutSeconds = 5;
 
 // One configured client per --agent, or nullopt after saying which flag or URL is wrong (usage).
 std::optional<std::vector<std::unique_ptr<AgentClient>>> make_clients(const char* command,
@@ -52,18 +38,8 @@ std::optional<std::vector<std::unique_ptr<AgentClient>>> make_clients(const char
   return clients;
 }
 
-// All agents at once, so one slow or dead agent costs one timeout, not one per agent.
 nlohmann::json fetch_merged(const std::vector<std::unique_ptr<AgentClient>>& agents) {
-  std::vector<std::future<Fetched>> pending;
-  for (const auto& agent : agents) pending.push_back(std::async(std::launch::async, fetch_status, std::ref(*agent)));
-  std::vector<AgentStatus> statuses;
-  for (std::size_t i = 0; i < agents.size(); ++i) {
-    Fetched f = pending[i].get();
-    statuses.push_back({agents[i]->url(), std::move(f.status), std::move(f.error)});
-  }
-  nlohmann::json merged = merge_statuses(statuses);
-  add_merged_diagnosis(merged, statuses);  // triangulated again over every agent's pairs
-  return merged;
+  return merged_view(fetch_statuses(agents, kStatusTimeoutSeconds));
 }
 
 std::string render_merged(nlohmann::json merged) {
@@ -99,7 +75,7 @@ std::optional<std::int64_t> top_interval(const std::string& interval_text, int c
 int run_status(const std::string& url, const AgentConnectionOptions& connection, bool json) {
   auto agent = make_clients("status", {url}, connection);
   if (!agent) return 2;
-  Fetched f = fetch_status(*agent->front());
+  AgentStatus f = fetch_status(*agent->front(), kStatusTimeoutSeconds);
   if (!f.status) {
     std::cerr << "skewscope status: " << f.error << "\n";
     return 3;
@@ -124,7 +100,7 @@ int run_top(const std::string& url, const AgentConnectionOptions& connection, co
   const bool clear = !json && isatty(STDOUT_FILENO);
   for (int i = 0; count == 0 || i < count; ++i) {
     if (i > 0) std::this_thread::sleep_for(std::chrono::nanoseconds(*interval));
-    Fetched f = fetch_status(*agent->front());
+    AgentStatus f = fetch_status(*agent->front(), kStatusTimeoutSeconds);
     if (!f.status) {
       std::cerr << "skewscope top: " << f.error << "\n";
       return 3;

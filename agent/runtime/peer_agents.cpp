@@ -1,21 +1,10 @@
 #include "runtime/peer_agents.hpp"
 
 #include <chrono>
-#include <future>
+
+#include "client/status_fetch.hpp"
 
 namespace skewscope {
-namespace {
-
-AgentStatus fetch_peer(AgentClient& peer) {
-  auto body = peer.get("/api/v1/status", {}, PeerAgents::kTimeoutSeconds);
-  if (!body) return {peer.url(), std::nullopt, body.error.message};
-  auto parsed = nlohmann::json::parse(*body, nullptr, false);
-  if (parsed.is_discarded() || !parsed.is_object())
-    return {peer.url(), std::nullopt, "agent at " + peer.url() + " sent invalid JSON"};
-  return {peer.url(), std::move(parsed), {}};
-}
-
-}  // namespace
 
 Result<std::unique_ptr<PeerAgents>> PeerAgents::create(const std::vector<std::string>& urls,
                                                        const EnvironmentLookup& environment) {
@@ -49,11 +38,7 @@ void PeerAgents::stop() {
 }
 
 void PeerAgents::poll_once() {
-  // All peers at once, so one dead peer costs one timeout, not one per peer.
-  std::vector<std::future<AgentStatus>> pending;
-  for (const auto& c : clients_) pending.push_back(std::async(std::launch::async, fetch_peer, std::ref(*c)));
-  std::vector<AgentStatus> answers;
-  for (auto& p : pending) answers.push_back(p.get());
+  auto answers = fetch_statuses(clients_, kTimeoutSeconds);
   std::lock_guard guard(mutex_);
   latest_ = std::move(answers);
 }
@@ -73,7 +58,7 @@ nlohmann::json PeerAgents::merged(nlohmann::json own_status, const std::string& 
     std::lock_guard guard(mutex_);
     statuses.insert(statuses.end(), latest_.begin(), latest_.end());
   }
-  return merge_statuses(statuses);
+  return merged_view(statuses);
 }
 
 void add_peer_routes(HttpApi& api, const PeerAgents& peers, std::function<nlohmann::json()> own_status,

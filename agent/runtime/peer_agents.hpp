@@ -3,7 +3,7 @@
 // /api/v1/status once a second, all at once, with the client code of `skewscope status --agent`
 // (TLS trust from SSL_CERT_FILE / SSL_CERT_DIR or the system, basic auth from the URL's userinfo);
 // GET /api/v1/merged merges this agent's own status with the peers' newest answers by the same
-// code as `skewscope status --agent A --agent B` (status_merge.hpp). A peer that is slow or down
+// code as `skewscope status --agent A --agent B` (client/status_fetch.hpp). A peer that is slow or down
 // costs only that thread its timeout: the route never waits for a peer.
 #pragma once
 
@@ -38,7 +38,8 @@ class PeerAgents {
   void poll_once();
 
   // This agent's status first (its report kept on a tie, as the first --agent is), then each
-  // peer's newest answer or why there is none: merge_statuses' shape (pairs[].agent, agents[]).
+  // peer's newest answer or why there is none: merged_view's shape (pairs[].agent, agents[]), the
+  // diagnosis triangulated again over every agent's pairs, as `status --agent A --agent B` shows.
   nlohmann::json merged(nlohmann::json own_status, const std::string& own_url) const;
 
   static constexpr int kTimeoutSeconds = 2;

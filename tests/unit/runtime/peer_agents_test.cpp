@@ -81,6 +81,12 @@ TEST_CASE("the merged view: this agent's pairs and a peer's, a dead peer said un
   CHECK(merged["agents"][1]["reachable"] == true);
   CHECK(merged["agents"][2]["reachable"] == false);
   CHECK_FALSE(merged["agents"][2]["error"].get<std::string>().empty());
+  // The diagnosis, triangulated again over every agent's pairs, as `status --agent A --agent B`
+  // has it: the incidents counted and the hosts (none here), and each pair's own (null: no agent diagnosed it).
+  CHECK_FALSE(merged.contains("diagnosis_error"));
+  CHECK(merged["incidents"] == 0);
+  CHECK(merged["hosts"].is_array());
+  for (const auto& p : merged["pairs"]) CHECK((p.contains("diagnosis") && p["diagnosis"].is_null()));
 }
 
 TEST_CASE("the thread polls the peers on its own, and stops promptly") {
