@@ -220,20 +220,27 @@ void RemotePairing::take_forwarded(std::vector<std::pair<std::string, WireBatch>
 
 void RemotePairing::learn_captured(const Half& half) {
   const Address& own = half.kind == HalfKind::send ? half.flow.src_addr : half.flow.dst_addr;
-  if (captured_addresses_.contains(own)) return;
+  if (auto it = captured_addresses_.find(own); it != captured_addresses_.end()) {
+    it->second = half.capture_ns;  // arrival on this host
+    return;
+  }
   if (captured_addresses_.size() >= kMaxCapturedAddresses) {
     ++addresses_not_learned_;
     return;
   }
-  captured_addresses_.insert(own);
+  captured_addresses_.emplace(own, half.capture_ns);
 }
 
 void RemotePairing::count_unpaired(std::int64_t now_ns) {
   // As for local halves: a half whose other end no agent captured (a host without an agent)
   // could never pair and says nothing; one whose peer is captured but did not pair (a translation
   // no agent undoes, a capture that missed the other end) hides that traffic's inversions.
-  for (const UnpairedHalf& u : unpaired_)
-    if (!is_loopback(u.peer) && captured_addresses_.contains(u.peer)) pairing_window_.add_unpaired(u.domain, now_ns);
+  for (const UnpairedHalf& u : unpaired_) {
+    if (is_loopback(u.peer)) continue;
+    const auto seen = captured_addresses_.find(u.peer);
+    if (seen != captured_addresses_.end() && now_ns - seen->second < window_ns_)
+      pairing_window_.add_unpaired(u.domain, now_ns);
+  }
   unpaired_.clear();
 }
 

@@ -134,7 +134,9 @@ class RemotePairing {
   void learn_captured(const Half& half);
   void count_unpaired(std::int64_t now_ns);
   PairingWindow pairing_window_;
-  std::unordered_set<Address, AddressHash> captured_addresses_;  // own addresses of consumed halves
+  // Own addresses of consumed halves, with when each was last seen: an address none has come from
+  // for a window (its agent died or left) is no longer taken as captured.
+  std::unordered_map<Address, std::int64_t, AddressHash> captured_addresses_;
   std::uint64_t addresses_not_learned_ = 0;
   std::vector<UnpairedHalf> unpaired_;
   std::vector<std::int64_t> delays_ns_;  // ring of the last kDelaySamples pairing delays
