@@ -81,6 +81,10 @@ void append_exchange_metrics(PrometheusWriter& w, const exchange::ExchangeReport
   w.sample("skewscope_exchange_halves_total", {{"direction", "local"}}, static_cast<double>(x.halves_local));
   w.sample("skewscope_exchange_halves_total", {{"direction", "sampled_out"}},
            static_cast<double>(x.halves_sampled_out));
+  w.family("skewscope_exchange_spans_paired_total", "counter",
+           "Spans paired on this owner from the exchange's halves, over every partition it has owned (a pair's own "
+           "span counts restart when its partition moves).");
+  w.sample("skewscope_exchange_spans_paired_total", static_cast<double>(x.spans_paired));
   w.family("skewscope_exchange_dropped_total", "counter",
            "Halves meant to cross the exchange that did not, by reason.");
   for (std::size_t i = 0; i < x.dropped.size(); ++i)

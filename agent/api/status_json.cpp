@@ -44,6 +44,7 @@ nlohmann::json exchange_json(const exchange::ExchangeReport& x) {
             {"local", x.halves_local},
             {"sampled_out", x.halves_sampled_out}}},
           {"records", {{"produced", x.records_produced}, {"consumed", x.records_consumed}}},
+          {"spans_paired", x.spans_paired},
           {"bytes_produced", x.bytes_produced},
           {"pairing_delay_seconds",
            {{"p50", x.pairing_delay_p50_seconds ? json(*x.pairing_delay_p50_seconds) : json(nullptr)},

@@ -64,6 +64,9 @@ struct ExchangeReport {
   std::uint64_t halves_produced = 0;         // acknowledged by the broker
   std::uint64_t halves_consumed = 0;         // decoded from owned partitions
   std::uint64_t records_produced = 0, records_consumed = 0;
+  // Spans paired on this owner since the start, over every partition it has owned: a pair's
+  // `spans` restarts when its partition moves (to another agent, or away and back).
+  std::uint64_t spans_paired = 0;
   std::uint64_t bytes_produced = 0;  // record values and keys acknowledged by the broker
   // From a half's capture (its receive's wall-clock stamp) to its pairing on this owner, over the
   // last spans paired here: the delay the exchange adds (plus the receiver's clock offset).

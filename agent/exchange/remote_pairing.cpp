@@ -54,7 +54,13 @@ std::optional<std::int64_t> RemotePairing::pair_bound(DomainId src, DomainId dst
 void RemotePairing::ingest(std::int32_t partition, const WireBatch& batch, std::int64_t now_ns,
                            std::int64_t realtime_minus_mono_ns, DomainRegistry& domains) {
   auto it = partitions_.find(partition);
-  if (it == partitions_.end()) return;  // a record fetched just before its partition was revoked
+  if (it == partitions_.end()) {
+    // Fetched just before its partition was revoked: its halves are the new owner's to pair (it
+    // reads from the last committed offset), not this agent's; counted as the revoked ones are.
+    dropped_[static_cast<std::size_t>(DropReason::partition_revoked)] +=
+        batch.halves.size() + batch.rdma_halves.size() + batch.messages.size();
+    return;
+  }
   Partition& part = it->second;
   ++records_consumed_;
   if (batch.dropped_before > 0) part.last_loss_ns = now_ns;
@@ -119,6 +125,7 @@ void RemotePairing::ingest(std::int32_t partition, const WireBatch& batch, std::
     span.capture_ns = std::clamp(mapped, now_ns - limits_.send_max_age_ns, now_ns);
     part.health.add(span, pair_bound(span.src, span.dst));
     part.estimator.observe(span);
+    ++spans_paired_;
   }
   message_spans_.insert(message_spans_.end(), spans_.begin() + static_cast<std::ptrdiff_t>(first_message_span),
                         spans_.end());
@@ -292,6 +299,7 @@ void RemotePairing::fill(ExchangeReport& report) const {
   report.partitions = owned();
   report.halves_consumed = halves_consumed_;
   report.records_consumed = records_consumed_;
+  report.spans_paired = spans_paired_;
   report.unpaired_sends = unpaired_sends_revoked_;
   if (!delays_ns_.empty()) {
     std::vector<std::int64_t> d = delays_ns_;

@@ -125,6 +125,9 @@ class RemotePairing {
   std::unordered_map<DomainId, std::int64_t> domain_bound_ns_;  // from each sender's batches
   std::array<std::uint64_t, static_cast<std::size_t>(DropReason::count_)> dropped_{};
   std::uint64_t halves_consumed_ = 0, records_consumed_ = 0;
+  // Every span paired here, over every partition ever owned: a pair's own counts live with its
+  // partition and leave with it, so after a hand-over only this total says what this agent paired.
+  std::uint64_t spans_paired_ = 0;
   std::uint64_t unpaired_sends_revoked_ = 0;  // from partitions no longer owned
   RdmaPairingCounters rdma_revoked_;          // RDMA counters of partitions no longer owned
   std::vector<Span> spans_;

@@ -65,11 +65,31 @@ TEST_CASE("halves from two hosts pair on the owner of their partition") {
   CHECK((later.health.pairs[0].state != PairState::unknown));
 }
 
-TEST_CASE("records of a partition this agent does not own are ignored") {
+TEST_CASE("records of a partition this agent does not own are not paired, and their halves are counted") {
   Fixture f;
   f.pairing.assign({1}, 0);
-  f.message(2, 5, kSecond, 0, kSecond);
+  f.message(2, 5, kSecond, 0, kSecond);  // fetched just before partition 2 was revoked
   CHECK(f.report(kSecond).health.pairs.empty());
+  CHECK(f.pairing.drops(DropReason::partition_revoked) == 2);
+  ExchangeReport x;
+  f.pairing.fill(x);
+  CHECK(x.spans_paired == 0);
+}
+
+TEST_CASE("the spans an owner paired stay counted after their partition moves away and back") {
+  Fixture f;
+  f.pairing.assign({0}, 0);
+  for (std::uint32_t i = 0; i < 5; ++i) f.message(0, 10 * i, kSecond + i, 0, kSecond);
+  f.pairing.revoke({0});
+  f.pairing.assign({0}, 2 * kSecond);
+  for (std::uint32_t i = 0; i < 3; ++i) f.message(0, 100 + 10 * i, 2 * kSecond + i, 0, 2 * kSecond);
+  AgentReport r = f.report(2 * kSecond + 1);
+  REQUIRE(r.health.pairs.size() == 1);
+  CHECK(r.health.pairs[0].spans == 3);  // the pair's own count restarted with its partition
+  ExchangeReport x;
+  f.pairing.fill(x);
+  CHECK(x.spans_paired == 8);
+  CHECK(f.pairing.drops(DropReason::partition_revoked) == 0);  // nothing was waiting
 }
 
 TEST_CASE("a revoked partition takes its state with it and counts what was waiting") {
