@@ -11,7 +11,8 @@
 namespace skewscope {
 
 AgentCore::AgentCore(DomainRegistry domains, AgentCoreConfig config)
-    : pairing_window_(config.window_ns, 1'000'000'000, config.pairing_floor),
+    : captured_addresses_(config.window_ns),
+      pairing_window_(config.window_ns, 1'000'000'000, config.pairing_floor),
       domains_(std::move(domains)),
       config_(config),
       correlator_(config.limits),
@@ -69,26 +70,17 @@ void AgentCore::ingest(const std::vector<skewscope_half_event>& batch) {
 }
 
 void AgentCore::learn_local_address(const Half& half) {
-  const Address& own = half.kind == HalfKind::send ? half.flow.src_addr : half.flow.dst_addr;
-  // Per half, so the usual case (one of the last two addresses again: both ends of a local
-  // conversation) costs two compares, not a hash lookup.
-  if (own == recent_addresses_[0] || own == recent_addresses_[1]) return;
-  recent_addresses_[1] = recent_addresses_[0];
-  recent_addresses_[0] = own;
-  if (captured_addresses_.contains(own)) return;
-  if (captured_addresses_.size() >= kMaxCapturedAddresses) {
-    ++addresses_not_learned_;
-    return;
-  }
-  captured_addresses_.insert(own);
+  captured_addresses_.learn(half.kind == HalfKind::send ? half.flow.src_addr : half.flow.dst_addr, half.capture_ns);
 }
 
 void AgentCore::count_unpaired(std::int64_t now_ns) {
   // Only a half whose other end is captured could have paired: one whose peer has no agent (or
   // is outside every domain) says nothing about the capture; nor does a loopback peer.
   for (const UnpairedHalf& u : unpaired_)
-    if (!is_loopback(u.peer) && captured_address(u.peer)) pairing_window_.add_unpaired(u.domain, now_ns);
+    if (!is_loopback(u.peer) && captured_addresses_.captured(u.peer, now_ns))
+      pairing_window_.add_unpaired(u.domain, now_ns);
   unpaired_.clear();
+  captured_addresses_.expire(now_ns);
 }
 
 void AgentCore::record_spans(const std::vector<MessageSpanInfo>* info) {
@@ -237,7 +229,7 @@ AgentReport AgentCore::report(std::int64_t now_ns, const SourceCounters& source)
       now_ns, [this](const PairKey& k) { return pair_at_risk(k.src, k.dst); }, pairing_window_.report(now_ns));
   r.pairing_floor = pairing_window_.floor();
   r.captured_addresses = captured_addresses_.size();
-  r.addresses_not_learned = addresses_not_learned_;
+  r.addresses_not_learned = captured_addresses_.not_learned();
   r.estimates = estimator_.estimates();
   r.estimate_counters = estimator_.counters();
   r.triangles = estimate::check_triangles(r.estimates);

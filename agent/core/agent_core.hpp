@@ -3,11 +3,9 @@
 // buffer, tests from a synthetic source; the caller serialises access.
 #pragma once
 
-#include <array>
 #include <cstdint>
 #include <optional>
 #include <string>
-#include <unordered_set>
 #include <vector>
 
 #include "capture/clock_mapping.hpp"
@@ -24,6 +22,7 @@
 #include "domains/simulated_clocks.hpp"
 #include "estimate/estimator.hpp"
 #include "exchange/core_exchange.hpp"
+#include "health/captured_addresses.hpp"
 #include "health/health_tracker.hpp"
 #include "health/pairing_window.hpp"
 #include "skewscope/address_set.hpp"
@@ -150,13 +149,8 @@ class AgentCore {
   // The pairing floor's evidence: which addresses are some captured half's own, and how the
   // local correlator's halves paired in the window.
   void learn_local_address(const Half& half);
-  bool captured_address(const Address& a) const { return captured_addresses_.contains(a); }
   void count_unpaired(std::int64_t now_ns);
-  static constexpr std::size_t kMaxCapturedAddresses = 1 << 16;
-  std::unordered_set<Address, AddressHash> captured_addresses_;
-  // Already in captured_addresses_ (or the set was full); starts as ::, no socket's own address.
-  std::array<Address, 2> recent_addresses_{};
-  std::uint64_t addresses_not_learned_ = 0;  // the set was full
+  CapturedAddresses captured_addresses_;  // forgotten after a window without a half from them
   PairingWindow pairing_window_;
   std::vector<UnpairedHalf> unpaired_;  // reused buffer: correlator -> pairing window
 

@@ -107,7 +107,7 @@ struct AgentReport {
   // addresses known to be some captured half's own: an unpaired half counts only if its peer is one.
   PairingFloor pairing_floor;
   std::size_t captured_addresses = 0;
-  std::uint64_t addresses_not_learned = 0;  // the set was full (AgentCore::kMaxCapturedAddresses)
+  std::uint64_t addresses_not_learned = 0;  // the set was full (CapturedAddresses::kMaxAddresses)
   std::vector<DomainLoss> domain_losses;
   std::vector<std::string> domain_names;  // indexed by DomainId
   SourceCounters source;

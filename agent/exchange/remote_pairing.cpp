@@ -13,7 +13,8 @@ RemotePairing::RemotePairing(CorrelatorLimits limits, std::int64_t window_ns, es
       window_ns_(window_ns),
       estimate_config_(estimate_config),
       max_remote_domains_(max_remote_domains),
-      pairing_window_(window_ns, 1'000'000'000, floor) {}
+      pairing_window_(window_ns, 1'000'000'000, floor),
+      captured_addresses_(window_ns) {}
 
 void RemotePairing::assign(const std::vector<std::int32_t>& partitions, std::int64_t now_ns) {
   for (auto p : partitions) {
@@ -226,16 +227,8 @@ void RemotePairing::take_forwarded(std::vector<std::pair<std::string, WireBatch>
 }
 
 void RemotePairing::learn_captured(const Half& half) {
-  const Address& own = half.kind == HalfKind::send ? half.flow.src_addr : half.flow.dst_addr;
-  if (auto it = captured_addresses_.find(own); it != captured_addresses_.end()) {
-    it->second = half.capture_ns;  // arrival on this host
-    return;
-  }
-  if (captured_addresses_.size() >= kMaxCapturedAddresses) {
-    ++addresses_not_learned_;
-    return;
-  }
-  captured_addresses_.emplace(own, half.capture_ns);
+  // By arrival on this host (capture_ns): the sender's clocks mean nothing here.
+  captured_addresses_.learn(half.kind == HalfKind::send ? half.flow.src_addr : half.flow.dst_addr, half.capture_ns);
 }
 
 void RemotePairing::count_unpaired(std::int64_t now_ns) {
@@ -244,9 +237,7 @@ void RemotePairing::count_unpaired(std::int64_t now_ns) {
   // no agent undoes, a capture that missed the other end) hides that traffic's inversions.
   for (const UnpairedHalf& u : unpaired_) {
     if (is_loopback(u.peer)) continue;
-    const auto seen = captured_addresses_.find(u.peer);
-    if (seen != captured_addresses_.end() && now_ns - seen->second < window_ns_)
-      pairing_window_.add_unpaired(u.domain, now_ns);
+    if (captured_addresses_.captured(u.peer, now_ns)) pairing_window_.add_unpaired(u.domain, now_ns);
   }
   unpaired_.clear();
 }
@@ -261,6 +252,7 @@ void RemotePairing::tick(std::int64_t now_ns, bool estimate) {
     if (estimate) part.estimator.tick(now_ns);
   }
   nat_.expire(now_ns);
+  captured_addresses_.expire(now_ns);
 }
 
 bool RemotePairing::uncertain(const Partition& p, std::int64_t now_ns) const {

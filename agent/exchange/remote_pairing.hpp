@@ -13,7 +13,6 @@
 #include <map>
 #include <optional>
 #include <unordered_map>
-#include <unordered_set>
 #include <utility>
 #include <vector>
 
@@ -27,6 +26,7 @@
 #include "exchange/exchange_report.hpp"
 #include "exchange/record_codec.hpp"
 #include "exchange/remote_nat.hpp"
+#include "health/captured_addresses.hpp"
 #include "health/health_tracker.hpp"
 #include "health/pairing_window.hpp"
 #include "skewscope/address_set.hpp"
@@ -78,9 +78,9 @@ class RemotePairing {
   void take_forwarded(std::vector<std::pair<std::string, WireBatch>>& out);
 
   std::uint64_t drops(DropReason r) const { return dropped_[static_cast<std::size_t>(r)]; }
-  // Addresses no longer learnt because the set of captured peers was full (kMaxCapturedAddresses).
-  std::uint64_t addresses_not_learned() const { return addresses_not_learned_; }
-  static constexpr std::size_t kMaxCapturedAddresses = 1 << 16;
+  // Addresses no longer learnt because the set of captured peers was full
+  // (CapturedAddresses::kMaxAddresses).
+  std::uint64_t addresses_not_learned() const { return captured_addresses_.not_learned(); }
   // RDMA pairing of the owned partitions (remote_rdma.cpp), summed.
   RdmaPairingCounters rdma_counters() const;
   static constexpr std::size_t kMaxRdmaHostPairs = 64;  // per partition, each with its own table
@@ -137,10 +137,9 @@ class RemotePairing {
   void learn_captured(const Half& half);
   void count_unpaired(std::int64_t now_ns);
   PairingWindow pairing_window_;
-  // Own addresses of consumed halves, with when each was last seen: an address none has come from
-  // for a window (its agent died or left) is no longer taken as captured.
-  std::unordered_map<Address, std::int64_t, AddressHash> captured_addresses_;
-  std::uint64_t addresses_not_learned_ = 0;
+  // Own addresses of consumed halves, by arrival here: an address none has come from for a window
+  // (its agent died or left) is no longer taken as captured.
+  CapturedAddresses captured_addresses_;
   std::vector<UnpairedHalf> unpaired_;
   std::vector<std::int64_t> delays_ns_;  // ring of the last kDelaySamples pairing delays
   std::size_t next_delay_ = 0;
