@@ -16,36 +16,38 @@ std::size_t mix(std::size_t h, std::size_t v) { return (h ^ v) * 1099511628211ul
 
 FlowKey reversed(const FlowKey& f) { return {f.dst_addr, f.src_addr, f.dst_port, f.src_port}; }
 
-// One direction of one connection, as seen by one domain.
-struct StreamKey {
-  DomainId domain = 0;
-  HalfKind kind = HalfKind::send;
-  FlowKey flow;
-  bool operator==(const StreamKey&) const = default;
-};
-struct StreamKeyHash {
-  std::size_t operator()(const StreamKey& k) const noexcept {
-    return mix(mix(FlowKeyHash{}(k.flow), k.domain), static_cast<std::size_t>(k.kind));
-  }
-};
-
-struct ZmtpStream {
-  zmtp::StreamTracker tracker;
-  std::int64_t last_seen_ns = 0;
-  std::uint64_t sync_losses = 0, invalid = 0;  // already added to the totals
-  bool framing_counted = false, unparsed_counted = false;
-};
-
-struct KafkaConnection {
-  bool client = false;
-  kafka::ConnectionTracker tracker;
-  std::int64_t last_seen_ns = 0;
-  std::uint64_t sync_losses = 0, invalid = 0;
-};
-
 }  // namespace
 
+// The stream types are State's own (not file-local): a member's type with internal linkage would
+// be flagged when this file is compiled inside a unity source.
 struct MessagePairing::State {
+  // One direction of one connection, as seen by one domain.
+  struct StreamKey {
+    DomainId domain = 0;
+    HalfKind kind = HalfKind::send;
+    FlowKey flow;
+    bool operator==(const StreamKey&) const = default;
+  };
+  struct StreamKeyHash {
+    std::size_t operator()(const StreamKey& k) const noexcept {
+      return mix(mix(FlowKeyHash{}(k.flow), k.domain), static_cast<std::size_t>(k.kind));
+    }
+  };
+
+  struct ZmtpStream {
+    zmtp::StreamTracker tracker;
+    std::int64_t last_seen_ns = 0;
+    std::uint64_t sync_losses = 0, invalid = 0;  // already added to the totals
+    bool framing_counted = false, unparsed_counted = false;
+  };
+
+  struct KafkaConnection {
+    bool client = false;
+    kafka::ConnectionTracker tracker;
+    std::int64_t last_seen_ns = 0;
+    std::uint64_t sync_losses = 0, invalid = 0;
+  };
+
   MessagePairingLimits limits;
   MessagePairingCounters counters;
   std::unordered_map<StreamKey, ZmtpStream, StreamKeyHash> zmtp_streams;
