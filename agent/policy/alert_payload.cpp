@@ -12,7 +12,8 @@ std::string rfc3339(std::int64_t unix_ns) {
   const int millis = static_cast<int>((unix_ns % 1'000'000'000) / 1'000'000);
   std::tm utc{};
   gmtime_r(&seconds, &utc);
-  char text[40];
+  // Room for every int the fields could hold (gcc cannot see gmtime_r's ranges): never truncated.
+  char text[80];
   std::snprintf(text, sizeof text, "%04d-%02d-%02dT%02d:%02d:%02d.%03dZ", utc.tm_year + 1900, utc.tm_mon + 1,
                 utc.tm_mday, utc.tm_hour, utc.tm_min, utc.tm_sec, millis);
   return text;
