@@ -29,6 +29,7 @@
 #include "domains/duration.hpp"
 #include "runtime/agent_shutdown.hpp"
 #include "runtime/capture_loop.hpp"
+#include "runtime/clock_thread.hpp"
 #include "runtime/kafka_exchange.hpp"
 #include "runtime/otlp_feed.hpp"
 #include "runtime/payload_loop.hpp"
@@ -259,17 +260,7 @@ int run_agent(AgentPlan plan) {
   });
   // The clock sources are polled on their own thread: a ptp4l that does not answer costs that
   // thread its reply timeout, never the capture.
-  std::thread clock_thread([&] {
-    while (!stopping) {
-      clock_monitor.poll();
-      auto bound = clock_monitor.snapshot().error_bound_seconds;
-      if (kafka)
-        kafka->set_clock_quality(bound ? static_cast<std::int64_t>(*bound * 1e9) : 0,
-                                 static_cast<std::uint32_t>(clock_monitor.snapshot().status));
-      core.lock()->set_clock_bound(clocks::bound_seconds_to_ns(bound));
-      for (int i = 0; i < 10 && !stopping; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(100));
-    }
-  });
+  ClockThread clock_thread(clock_monitor, core, kafka.get());
   if (kafka) {
     // Said at every start: an unsigned exchange lets anyone with write access to the topic
     // forge spans (docs/security.md); skewscope_exchange_insecure says it too.
@@ -319,6 +310,7 @@ int run_agent(AgentPlan plan) {
   std::atomic<bool> torn_down{false};
   std::thread teardown([&] {
     stopping = true;
+    clock_thread.request_stop();
     if (policies) policies->stop();          // at most one evaluation: it takes reports from the core
     if (webhooks) webhooks->request_stop();  // a POST in flight ends while the BPF programs detach
     capture_thread.join();
