@@ -8,6 +8,14 @@
 
 namespace skewscope {
 
+// Where the HTTP server listens (--listen): a name or a literal address without brackets, and
+// the port (0: any free port). Here, beside the socket it opens, so that the run's plan holds it
+// without knowing the flag's parser (cli/listen_address.hpp).
+struct ListenAddress {
+  std::string host;
+  int port = 0;
+};
+
 struct ListenSocket {
   int fd = -1;    // listening, non-blocking, close-on-exec
   int port = -1;  // the bound port (the kernel's choice when 0 was asked)

@@ -121,6 +121,20 @@ Status bind_tenant_user(TenantAccess& access, const std::string& text, const std
   return Status::ok();
 }
 
+Result<TenantAccess> plan_tenant_access(TenantMap tenants, const std::vector<std::string>& bindings,
+                                        const std::vector<std::string>& web_users) {
+  using R = Result<TenantAccess>;
+  TenantAccess access{std::move(tenants), {}};
+  if (!bindings.empty() && web_users.empty())
+    return R::fail(
+        "--tenant-user needs basic_auth_users in --web.config.file: without them every client is an "
+        "operator");
+  for (const auto& binding : bindings)
+    if (Status bound = bind_tenant_user(access, binding, web_users); !bound)
+      return R::fail("--tenant-user " + bound.error);
+  return R::ok(std::move(access));
+}
+
 ScopeDecision decide_scope(const TenantAccess& access, const std::string* user, const std::string* requested) {
   const bool tenant_user = user != nullptr && !access.is_operator(*user);
   if (!tenant_user) {

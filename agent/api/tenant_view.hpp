@@ -31,6 +31,11 @@ struct TenantAccess {
 // (the basic-auth users of --web.config.file), so that a misspelt user never becomes an operator.
 Status bind_tenant_user(TenantAccess& access, const std::string& text, const std::vector<std::string>& web_users);
 
+// The tenants and each --tenant-user binding, checked once the web config's basic-auth users
+// (web_users) are known: bindings need basic auth, since without it every client is an operator.
+Result<TenantAccess> plan_tenant_access(TenantMap tenants, const std::vector<std::string>& bindings,
+                                        const std::vector<std::string>& web_users);
+
 // The view a request gets: all (tenant nullopt) or one tenant's, or the refusal to answer.
 struct ScopeDecision {
   int status = 200;  // 200: answer with this scope; else refuse with status and error

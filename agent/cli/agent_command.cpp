@@ -1,12 +1,16 @@
 // The flags of `skewscope agent`: each option's name, help text, default and CLI11 check. Its own
 // file because it is the command's whole surface (docs/contract.md lists every flag declared here);
-// validation is in agent_plan.cpp, the run in agent_run.cpp.
+// validation is in agent_plan.cpp, the run in runtime/agent_run.cpp.
 #include "cli/agent_command.hpp"
 
 #include <CLI/CLI.hpp>
+#include <iostream>
+#include <utility>
 
+#include "cli/agent_plan.hpp"
 #include "cli/config_file.hpp"
 #include "cli/option_checks.hpp"
+#include "runtime/agent_run.hpp"
 
 namespace skewscope {
 
@@ -110,6 +114,15 @@ void add_agent_options(CLI::App& c, AgentOptions& o) {
   c.add_flag("--otlp-metrics", o.otlp_metrics,
              "also export each pair's health, state, offset, bound and delta_t_min as OTLP gauges to BASE/v1/metrics "
              "(or OTEL_EXPORTER_OTLP_METRICS_ENDPOINT), every OTEL_METRIC_EXPORT_INTERVAL ms (default 60000)");
+}
+
+int run_agent_command(const AgentOptions& options) {
+  AgentPlan plan;
+  if (Status planned = plan_agent(options, plan); !planned) {
+    std::cerr << "skewscope agent: " << planned.error << "\n";
+    return 2;
+  }
+  return run_agent(std::move(plan));
 }
 
 }  // namespace skewscope

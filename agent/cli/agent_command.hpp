@@ -61,6 +61,8 @@ struct AgentOptions {
 };
 
 void add_agent_options(CLI::App& command, AgentOptions& options);
-int run_agent(const AgentOptions& options);  // exit code: 0, 1 runtime error, 2 usage error
+// Plans the options (cli/agent_plan.hpp; a usage error exits 2 before anything starts), then runs
+// the agent on that plan (runtime/agent_run.hpp). Exit code: 0, 1 runtime error, 2 usage error.
+int run_agent_command(const AgentOptions& options);
 
 }  // namespace skewscope

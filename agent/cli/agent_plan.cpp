@@ -1,5 +1,6 @@
 // plan_agent: each `skewscope agent` option checked and turned into its typed setting. Kept apart
-// from the run (agent_run.cpp) so that validation stays free of kernel, socket and thread concerns.
+// from the run (runtime/agent_run.cpp) so that validation stays free of kernel, socket and thread
+// concerns.
 #include "cli/agent_plan.hpp"
 
 #include <unistd.h>
@@ -7,6 +8,7 @@
 #include <algorithm>
 #include <string>
 
+#include "cli/listen_address.hpp"
 #include "cli/option_checks.hpp"
 #include "cli/tenant_options.hpp"
 #include "domains/duration.hpp"
@@ -126,6 +128,15 @@ Status plan_agent(const AgentOptions& o, AgentPlan& plan) {
   for (const auto& path : o.ptp4l_sockets)
     if (path.empty() || path.front() != '/')
       return Status::fail("--ptp4l-socket '" + path + "' must be an absolute path");
+  plan.clocks.ptp4l_sockets = o.ptp4l_sockets;
+  plan.clocks.max_drift_ppm = o.max_drift_ppm;
+  plan.rdma = o.rdma;
+  plan.control_socket = o.control_socket;
+  plan.enable_spans_api = o.enable_spans_api;
+  plan.peer_agents = o.peer_agents;
+  plan.policy_file = o.policy_file;
+  plan.web_config_file = o.web_config_file;
+  plan.tenant_users = o.tenant_users;
 
   std::string host = o.host_name.empty() ? machine_hostname() : o.host_name;
   if (!is_valid_domain_name(host)) return Status::fail("--host-name '" + host + "' is not a valid domain name");

@@ -4,14 +4,10 @@
 #include <string>
 #include <string_view>
 
+#include "api/listen_socket.hpp"
 #include "skewscope/result.hpp"
 
 namespace skewscope {
-
-struct ListenAddress {
-  std::string host;
-  int port = 0;
-};
 
 // "0.0.0.0:9477", "127.0.0.1:0", "[::1]:9477"
 Result<ListenAddress> parse_listen_address(std::string_view text);

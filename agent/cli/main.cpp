@@ -99,7 +99,7 @@ int main(int argc, char** argv) {
     return 2;
   }
 
-  if (agent_cmd->parsed()) return run_agent(agent);
+  if (agent_cmd->parsed()) return run_agent_command(agent);
   if (status_cmd->parsed()) return run_status(agent_urls, connection, json);
   if (top_cmd->parsed()) return run_top(agent_urls, connection, interval, count, once, json);
   if (explain_cmd->parsed()) return run_explain(agent_urls, connection, json);

@@ -7,7 +7,7 @@
 #include "client/status_merge.hpp"
 #include "client/status_table.hpp"
 #include "core/agent_core.hpp"
-#include "synthetic_halves.hpp"
+#include "synthetic_core.hpp"
 
 using namespace skewscope;
 using namespace skewscope::test;
@@ -16,41 +16,8 @@ namespace {
 
 constexpr std::int64_t kMs = 1'000'000;
 constexpr std::int64_t kSecond = 1'000 * kMs;
-constexpr std::uint32_t kPreNetns = 11, kInferNetns = 22;
-
-AgentCore make_core(std::int64_t window_ns = 5 * kSecond) {
-  DomainRegistry domains("host", true);
-  REQUIRE(domains.add_netns("pre", kPreNetns));
-  REQUIRE(domains.add_netns("infer", kInferNetns));
-  AgentCoreConfig config;
-  config.window_ns = window_ns;
-  config.limits.send_max_age_ns = kSecond;
-  return AgentCore(std::move(domains), config);
-}
-
-void feed(AgentCore& core, const std::vector<skewscope_half_event>& events) {
-  SyntheticSource source(events, 64);
-  std::vector<skewscope_half_event> batch;
-  while (source.poll(batch, std::chrono::milliseconds(0))) {
-    core.ingest(batch);
-    batch.clear();
-  }
-}
-
-// pre (10.0.0.1) -> infer (10.0.0.2) requests and replies, one per ms from `start`.
-std::vector<skewscope_half_event> traffic(int messages, std::int64_t start) {
-  SyntheticStream request({1, 40000, kPreNetns}, {2, 5555, kInferNetns}, 7);
-  SyntheticStream reply({2, 5555, kInferNetns}, {1, 40000, kPreNetns}, 90000);
-  std::vector<skewscope_half_event> ev;
-  for (int i = 0; i < messages; ++i) {
-    const std::int64_t t = start + i * kMs;
-    ev.push_back(request.write(100, t));
-    ev.push_back(request.read(100, t + 50'000));
-    ev.push_back(reply.write(30, t + 60'000));
-    ev.push_back(reply.read(30, t + 110'000));
-  }
-  return ev;
-}
+// A short window and send age: the evidence runs out within seconds of synthetic time.
+constexpr PreInferCoreSettings kEvidenceCore{.window_ns = 5 * kSecond, .send_max_age_ns = kSecond};
 
 // What DNAT in the client's OUTPUT chain does to the halves: pre's socket talks to the VIP
 // (address 9), infer's to pre's own address; no send finds its receive, either way.
@@ -95,8 +62,8 @@ bool has(const std::string& text, const std::string& what) { return text.find(wh
 }  // namespace
 
 TEST_CASE("traffic stops for longer than the window: unknown, health null, last span age kept, exit 1") {
-  auto core = make_core();
-  feed(core, traffic(100, kSecond));
+  auto core = make_pre_infer_core(kEvidenceCore);
+  feed(core, pre_infer_traffic(100, kSecond));
   tick(core, kSecond, 2 * kSecond);
   auto busy = core.report(2 * kSecond);
   CHECK(busy.health.health == 1);
@@ -134,8 +101,8 @@ TEST_CASE("traffic stops for longer than the window: unknown, health null, last 
 }
 
 TEST_CASE("one silent pair beside a busy one: the agent is healthy, the silent pair is not vouched for") {
-  auto core = make_core();
-  feed(core, traffic(100, kSecond));
+  auto core = make_pre_infer_core(kEvidenceCore);
+  feed(core, pre_infer_traffic(100, kSecond));
   SyntheticStream late({1, 43000, kPreNetns}, {2, 6000, kInferNetns}, 1);  // a second flow, same pair
   std::vector<skewscope_half_event> ev;
   for (int i = 0; i < 100; ++i) {
@@ -159,8 +126,8 @@ TEST_CASE("one silent pair beside a busy one: the agent is healthy, the silent p
 }
 
 TEST_CASE("DNAT: halves that cannot pair drive the pairing floor, health unknown with the share unpaired") {
-  auto core = make_core();
-  feed(core, traffic(10, kSecond));  // some real pairs: without the floor health would be 1
+  auto core = make_pre_infer_core(kEvidenceCore);
+  feed(core, pre_infer_traffic(10, kSecond));  // some real pairs: without the floor health would be 1
   feed(core, dnat_traffic(500, kSecond + 20 * kMs));
   tick(core, kSecond, 3 * kSecond);
   auto r = core.report(3 * kSecond);
@@ -192,14 +159,14 @@ TEST_CASE("DNAT: halves that cannot pair drive the pairing floor, health unknown
   CHECK_FALSE(has(m, "\nskewscope_causality_health "));
 
   // Once the unpaired halves have left the window and traffic pairs again, health is known.
-  feed(core, traffic(100, 10 * kSecond));
+  feed(core, pre_infer_traffic(100, 10 * kSecond));
   tick(core, 3 * kSecond, 11 * kSecond);
   CHECK(core.report(11 * kSecond).health.health == 1);
 }
 
 TEST_CASE("sends to a host without an agent are not pairing failures") {
-  auto core = make_core();
-  feed(core, traffic(50, kSecond));
+  auto core = make_pre_infer_core(kEvidenceCore);
+  feed(core, pre_infer_traffic(50, kSecond));
   feed(core, uncaptured_peer_traffic(1000, kSecond));
   tick(core, kSecond, 3 * kSecond);
   auto r = core.report(3 * kSecond);
@@ -209,8 +176,8 @@ TEST_CASE("sends to a host without an agent are not pairing failures") {
 }
 
 TEST_CASE("a loopback peer is never counted: every namespace has 127.0.0.1, undeclared helpers sit there") {
-  auto core = make_core();
-  feed(core, traffic(50, kSecond));
+  auto core = make_pre_infer_core(kEvidenceCore);
+  feed(core, pre_infer_traffic(50, kSecond));
   // pre talks to a local forwarder outside every domain; its own halves on loopback are captured.
   const Endpoint local_app{1, 43000, kPreNetns, {127, 0, 0}}, forwarder{1, 9092, kPreNetns, {127, 0, 0}};
   SyntheticStream out(local_app, forwarder, 21), back(forwarder, local_app, 500);
@@ -229,7 +196,7 @@ TEST_CASE("a loopback peer is never counted: every namespace has 127.0.0.1, unde
 }
 
 TEST_CASE("a message read in several reads: continuation receives, not unpaired ones") {
-  auto core = make_core();
+  auto core = make_pre_infer_core(kEvidenceCore);
   SyntheticStream big({1, 40000, kPreNetns}, {2, 5555, kInferNetns}, 3);
   std::vector<skewscope_half_event> ev;
   for (int i = 0; i < 5; ++i) {
@@ -250,7 +217,7 @@ TEST_CASE("a message read in several reads: continuation receives, not unpaired 
 }
 
 TEST_CASE("receives from a sender that is not traced are orphaned") {
-  auto core = make_core();
+  auto core = make_pre_infer_core(kEvidenceCore);
   SyntheticStream untraced({7, 5432, kPreNetns}, {1, 40000, kPreNetns}, 3);
   std::vector<skewscope_half_event> ev;
   for (int i = 0; i < 20; ++i) ev.push_back(untraced.read(100, kSecond + i * kMs));

@@ -11,7 +11,7 @@
 #include "core/agent_core.hpp"
 #include "health/health_tracker.hpp"
 #include "runtime/capture_loop.hpp"
-#include "synthetic_halves.hpp"
+#include "synthetic_core.hpp"
 
 using namespace skewscope;
 using namespace skewscope::test;
@@ -20,41 +20,6 @@ namespace {
 
 constexpr std::int64_t kMs = 1'000'000;
 constexpr std::int64_t kSecond = 1'000 * kMs;
-constexpr std::uint32_t kPreNetns = 11, kInferNetns = 22;
-
-// pre -> infer requests and infer -> pre replies, 50 us one-way, one per ms from `start`.
-std::vector<skewscope_half_event> traffic(int messages, std::int64_t start, std::uint32_t seq = 7) {
-  SyntheticStream request({1, 40000, kPreNetns}, {2, 5555, kInferNetns}, seq);
-  SyntheticStream reply({2, 5555, kInferNetns}, {1, 40000, kPreNetns}, seq + 90000);
-  std::vector<skewscope_half_event> ev;
-  for (int i = 0; i < messages; ++i) {
-    const std::int64_t t = start + i * kMs;
-    ev.push_back(request.write(100, t));
-    ev.push_back(request.read(100, t + 50'000));
-    ev.push_back(reply.write(30, t + 60'000));
-    ev.push_back(reply.read(30, t + 110'000));
-  }
-  return ev;
-}
-
-AgentCore make_core(std::int64_t window_ns = 30 * kSecond, std::size_t max_pending = 1 << 18) {
-  DomainRegistry domains("host", true);
-  REQUIRE(domains.add_netns("pre", kPreNetns));
-  REQUIRE(domains.add_netns("infer", kInferNetns));
-  AgentCoreConfig config;
-  config.window_ns = window_ns;
-  config.limits.max_pending = max_pending;
-  return AgentCore(std::move(domains), config);
-}
-
-void feed(AgentCore& core, const std::vector<skewscope_half_event>& events) {
-  SyntheticSource source(events, 64);
-  std::vector<skewscope_half_event> batch;
-  while (source.poll(batch, std::chrono::milliseconds(0))) {
-    core.ingest(batch);
-    batch.clear();
-  }
-}
 
 const PairReport& pair(const AgentReport& r, const std::string& src, const std::string& dst) {
   for (const auto& p : r.health.pairs)
@@ -102,9 +67,9 @@ class StoppingSource final : public EventSource {
 }  // namespace
 
 TEST_CASE("the capture loop: a failing source turns every pair and the overall health unknown") {
-  SharedCore shared(make_core());
+  SharedCore shared(make_pre_infer_core());
   std::atomic<bool> stopping{false};
-  FailingSource source(traffic(100, kSecond));
+  FailingSource source(pre_infer_traffic(100, kSecond));
   Status end = run_capture_loop(source, shared, stopping, 8192);
   auto core = shared.lock();
   CHECK_FALSE(end);
@@ -144,13 +109,13 @@ TEST_CASE("the capture loop: a failing source turns every pair and the overall h
 
 TEST_CASE("the capture loop: a violation seen before the capture died is still reported unknown") {
   // Once down, the agent says nothing certain about any pair: it is about to exit.
-  SharedCore shared(make_core());
+  SharedCore shared(make_pre_infer_core());
   {
     auto setup = shared.lock();
     setup->simulated_clocks().set(*setup->domains().find("infer"), -5 * kMs, 0, 0);
   }
   std::atomic<bool> stopping{false};
-  FailingSource source(traffic(10, kSecond));
+  FailingSource source(pre_infer_traffic(10, kSecond));
   CHECK_FALSE(run_capture_loop(source, shared, stopping, 8192));
   auto core = shared.lock();
   auto r = core->report(kSecond + 20 * kMs);
@@ -160,7 +125,7 @@ TEST_CASE("the capture loop: a violation seen before the capture died is still r
 }
 
 TEST_CASE("the capture loop: stopping is not a failure and leaves the capture up") {
-  SharedCore shared(make_core());
+  SharedCore shared(make_pre_infer_core());
   std::atomic<bool> stopping{false};
   StoppingSource source(stopping, 3);
   Status end = run_capture_loop(source, shared, stopping, 8192);
@@ -176,8 +141,8 @@ TEST_CASE("the capture loop: stopping is not a failure and leaves the capture up
 }
 
 TEST_CASE("halves lost in the window: no pair is healthy with certainty until the losses leave it") {
-  auto core = make_core(2 * kSecond);
-  feed(core, traffic(100, kSecond));
+  auto core = make_pre_infer_core({.window_ns = 2 * kSecond});
+  feed(core, pre_infer_traffic(100, kSecond));
   core.observe_source(kSecond + 50 * kMs, {});
   auto before = core.report(kSecond + 100 * kMs);
   CHECK(before.health.health == 1);
@@ -211,7 +176,7 @@ TEST_CASE("halves lost in the window: no pair is healthy with certainty until th
   // traffic came in, the pairs are certain again.
   core.observe_source(kSecond + 900 * kMs, lost);
   CHECK(core.report(kSecond + 900 * kMs).health.window_lost_halves == 42);
-  feed(core, traffic(100, 4 * kSecond, 500'000));
+  feed(core, pre_infer_traffic(100, 4 * kSecond, 500'000, 590'000));
   core.observe_source(4 * kSecond + 100 * kMs, lost);
   auto after = core.report(4 * kSecond + 200 * kMs);
   CHECK(after.health.window_lost_halves == 0);
@@ -221,9 +186,9 @@ TEST_CASE("halves lost in the window: no pair is healthy with certainty until th
 }
 
 TEST_CASE("halves lost in the window: a violation seen is still certain") {
-  auto core = make_core(2 * kSecond);
+  auto core = make_pre_infer_core({.window_ns = 2 * kSecond});
   core.simulated_clocks().set(*core.domains().find("infer"), -5 * kMs, 0, 0);
-  feed(core, traffic(50, kSecond));
+  feed(core, pre_infer_traffic(50, kSecond));
   SourceCounters lost;
   lost.ringbuf_full = 1;
   core.observe_source(kSecond + 100 * kMs, lost);
@@ -240,7 +205,7 @@ TEST_CASE("halves lost in the window: a violation seen is still certain") {
 }
 
 TEST_CASE("halves refused by a full pending table count as losses in the window") {
-  auto core = make_core(2 * kSecond, 4);
+  auto core = make_pre_infer_core({.window_ns = 2 * kSecond, .max_pending = 4});
   // Sends only: the pending table (4) overflows after the first four.
   SyntheticStream s({1, 40000, kPreNetns}, {2, 5555, kInferNetns}, 1);
   std::vector<skewscope_half_event> sends;

@@ -1,7 +1,9 @@
-// run_agent: the run of `skewscope agent` once its options are planned (agent_plan.cpp): bind the
-// servers, load and attach the capture, start the threads that feed the core, wait for a stop
+// run_agent: the run of `skewscope agent` once its options are planned (cli/agent_plan.cpp): bind
+// the servers, load and attach the capture, start the threads that feed the core, wait for a stop
 // (agent_shutdown.cpp), then tear down in order. Its own file because it owns every long-lived
 // object of the process and the order in which they start and stop.
+#include "runtime/agent_run.hpp"
+
 #include <sys/stat.h>
 
 #include <atomic>
@@ -15,20 +17,19 @@
 #include "api/control_socket.hpp"
 #include "api/http_api.hpp"
 #include "api/status_json.hpp"
+#include "api/tenant_view.hpp"
 #include "capture/features.hpp"
 #include "capture/payload_reader.hpp"
 #include "capture/rdma_capture.hpp"
 #include "capture/tcp_syscall_capture.hpp"
 #include "capture/tracefs.hpp"
-#include "cli/agent_command.hpp"
-#include "cli/agent_plan.hpp"
-#include "cli/tenant_options.hpp"
 #include "clocks/clock_monitor.hpp"
 #include "core/report_diagnosis.hpp"
 #include "core/shared_core.hpp"
 #include "domains/duration.hpp"
 #include "runtime/agent_shutdown.hpp"
 #include "runtime/capture_loop.hpp"
+#include "runtime/clock_thread.hpp"
 #include "runtime/kafka_exchange.hpp"
 #include "runtime/otlp_feed.hpp"
 #include "runtime/payload_loop.hpp"
@@ -59,20 +60,17 @@ int runtime_error(const std::string& message) {
 
 }  // namespace
 
-int run_agent(const AgentOptions& options) {
-  AgentPlan plan;
-  if (Status planned = plan_agent(options, plan); !planned) return usage_error(planned.error);
-
+int run_agent(AgentPlan plan) {
   // Signals are taken by sigtimedwait in this thread only. Blocked before any thread exists
   // (librdkafka and the HTTP server start their own), since every thread inherits the mask and a
   // thread that did not block them would take the default action: exit without detaching first.
   const sigset_t stop_signals = block_stop_signals();
   // --policy-file: SIGHUP reloads it, taken by the policy thread; a bad file fails the start.
-  const sigset_t reload_signal = options.policy_file.empty() ? sigset_t{} : block_reload_signal();
+  const sigset_t reload_signal = plan.policy_file.empty() ? sigset_t{} : block_reload_signal();
   std::unique_ptr<PolicyRuntime> policies;
-  if (!options.policy_file.empty()) {
+  if (!plan.policy_file.empty()) {
     auto loaded = PolicyRuntime::load(
-        options.policy_file, [](const std::string& line) { std::cerr << "skewscope agent: " << line << std::endl; },
+        plan.policy_file, [](const std::string& line) { std::cerr << "skewscope agent: " << line << std::endl; },
         plan.tenants);
     if (!loaded) return usage_error("--policy-file " + loaded.error);
     policies = std::move(*loaded);
@@ -97,10 +95,7 @@ int run_agent(const AgentOptions& options) {
     kafka = std::move(*created);
   }
 
-  clocks::ClockConfig clock_config;
-  clock_config.ptp4l_sockets = options.ptp4l_sockets;
-  clock_config.max_drift_ppm = options.max_drift_ppm;
-  clocks::ClockMonitor clock_monitor(clock_config);
+  clocks::ClockMonitor clock_monitor(plan.clocks);
 
   // Which capture families run, with which candidate, or why not: written here before the
   // threads start, read by the HTTP thread's reports (no lock needed: never written after).
@@ -152,26 +147,26 @@ int run_agent(const AgentOptions& options) {
       if (webhooks) webhooks->append_metrics(out);
     });
   }
-  add_analysis_routes(api, core, options.enable_spans_api, span_trust);
+  add_analysis_routes(api, core, plan.enable_spans_api, span_trust);
   // --peer-agent: the live page's merged view of several agents (docs/live-page.md).
   std::unique_ptr<PeerAgents> peers;
-  if (!options.peer_agents.empty()) {
-    auto made = PeerAgents::create(options.peer_agents);
+  if (!plan.peer_agents.empty()) {
+    auto made = PeerAgents::create(plan.peer_agents);
     if (!made) return usage_error(made.error);
     peers = std::move(*made);
     add_peer_routes(
         api, *peers, [&take_report] { return status_json(take_report()); },
         [&api, &plan] { return plan.listen.host + ":" + std::to_string(api.port()); });
   }
-  if (Status web = api.use_web_config_file(options.web_config_file); !web) return usage_error(web.error);
+  if (Status web = api.use_web_config_file(plan.web_config_file); !web) return usage_error(web.error);
   // The tenants: --tenant's, or the policy file's tenants: section (one of the two; docs/tenants.md).
-  auto tenant_access = plan_tenant_access(policies ? policies->tenants() : std::move(plan.tenants),
-                                          options.tenant_users, api.basic_auth_users());
+  auto tenant_access = plan_tenant_access(policies ? policies->tenants() : std::move(plan.tenants), plan.tenant_users,
+                                          api.basic_auth_users());
   if (!tenant_access) return usage_error(tenant_access.error);
   api.use_tenants(std::move(*tenant_access));
   if (Status bound = api.bind(plan.listen.host, plan.listen.port); !bound) return runtime_error(bound.error);
   ControlSocket control([&](const std::string& line) { return handle_control(line, core); });
-  if (Status bound = control.bind(options.control_socket); !bound) return runtime_error(bound.error);
+  if (Status bound = control.bind(plan.control_socket); !bound) return runtime_error(bound.error);
 
   // Before the programs load: a namespace that cannot be read fails the start without attaching,
   // and the dump it asks for is under way while they load.
@@ -223,7 +218,7 @@ int run_agent(const AgentOptions& options) {
     set_family(CaptureFamily::wire_send, started->send);
   }
   std::unique_ptr<RdmaCapture> rdma;
-  if (options.rdma) {
+  if (plan.rdma) {
     LoadableCandidate chosen = choose_loadable_candidate(features, rdma_candidates(), {}, [&](const FamilyCandidate&) {
       auto opened_rdma =
           RdmaCapture::open([](const std::string& line) { std::cerr << "skewscope agent: " << line << std::endl; });
@@ -265,17 +260,7 @@ int run_agent(const AgentOptions& options) {
   });
   // The clock sources are polled on their own thread: a ptp4l that does not answer costs that
   // thread its reply timeout, never the capture.
-  std::thread clock_thread([&] {
-    while (!stopping) {
-      clock_monitor.poll();
-      auto bound = clock_monitor.snapshot().error_bound_seconds;
-      if (kafka)
-        kafka->set_clock_quality(bound ? static_cast<std::int64_t>(*bound * 1e9) : 0,
-                                 static_cast<std::uint32_t>(clock_monitor.snapshot().status));
-      core.lock()->set_clock_bound(clocks::bound_seconds_to_ns(bound));
-      for (int i = 0; i < 10 && !stopping; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(100));
-    }
-  });
+  ClockThread clock_thread(clock_monitor, core, kafka.get());
   if (kafka) {
     // Said at every start: an unsigned exchange lets anyone with write access to the topic
     // forge spans (docs/security.md); skewscope_exchange_insecure says it too.
@@ -303,7 +288,7 @@ int run_agent(const AgentOptions& options) {
   control.start();
   const std::size_t domain_count = core.lock()->domains().size();
   std::cout << "skewscope agent " << kVersion << ": listening on " << plan.listen.host << ":" << api.port()
-            << ", control socket " << options.control_socket << ", " << capture->attached().size()
+            << ", control socket " << plan.control_socket << ", " << capture->attached().size()
             << " programs attached (variant " << capture->variant() << "), " << domain_count << " domains" << std::endl;
   if (wire)
     std::cout << "skewscope agent: wire timestamps on " << wire->capture().attachments().size()
@@ -325,6 +310,7 @@ int run_agent(const AgentOptions& options) {
   std::atomic<bool> torn_down{false};
   std::thread teardown([&] {
     stopping = true;
+    clock_thread.request_stop();
     if (policies) policies->stop();          // at most one evaluation: it takes reports from the core
     if (webhooks) webhooks->request_stop();  // a POST in flight ends while the BPF programs detach
     capture_thread.join();

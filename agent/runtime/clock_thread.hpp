@@ -1,0 +1,40 @@
+// The clocks thread (docs/architecture.md, "Threads of the agent"): polls this host's clock
+// sources once a second and hands the error bound to the core and, with --exchange, to the
+// exchange's records. On its own thread because a ptp4l that does not answer costs its poll the
+// reply timeout: only this thread waits for it, never the capture.
+#pragma once
+
+#include <atomic>
+#include <thread>
+
+#include "clocks/clock_monitor.hpp"
+#include "core/shared_core.hpp"
+#include "runtime/kafka_exchange.hpp"
+
+namespace skewscope {
+
+class ClockThread {
+ public:
+  // Starts polling at once. `monitor`, `core` and `kafka` (null without --exchange) must outlive
+  // the thread, i.e. this object or its join().
+  ClockThread(clocks::ClockMonitor& monitor, SharedCore& core, exchange::KafkaExchange* kafka);
+  ~ClockThread() { join(); }
+  ClockThread(const ClockThread&) = delete;
+  ClockThread& operator=(const ClockThread&) = delete;
+
+  // Asks the thread to end; it does so within 100 ms, or once a poll in progress returns.
+  void request_stop() { stopping_ = true; }
+  // request_stop(), then waits for the thread; a second call does nothing.
+  void join();
+
+ private:
+  void run();
+
+  clocks::ClockMonitor& monitor_;
+  SharedCore& core_;
+  exchange::KafkaExchange* kafka_;
+  std::atomic<bool> stopping_{false};
+  std::thread thread_;  // last: started once every member above is ready
+};
+
+}  // namespace skewscope
