@@ -4,7 +4,8 @@
 // What counts (docs/contract.md, "Pairing floor"): every span counts its send half in the sender's
 // domain and its receive half in the receiver's. An unpaired half counts against its own domain
 // only when its peer is captured too: a send whose destination, or a receive whose source, is an
-// address some captured half had as its own (loopback excluded: AgentCore::count_unpaired). A half whose peer is not
+// address some captured half had as its own within the last window (captured_addresses.hpp;
+// loopback excluded: AgentCore::count_unpaired). A half whose peer is not
 // captured at all (a host without an agent, a service outside the lab) could never pair and says nothing about the
 // capture; a half whose peer is captured but that did not pair (address translation, a capture
 // that missed the other end, a mismatched domain) is exactly the traffic whose inversions the
