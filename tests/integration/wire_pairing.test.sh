@@ -81,7 +81,9 @@ snapshot
 for l in syscall wire_software; do
   note "b at -5ms, $l: a->b $(level a b $l window_negative_spans) of $(level a b $l window_spans) negative," \
     "b->a $(level b a $l window_negative_spans); interval midpoint $(midpoint $l) ± $(half_width $l)"
-  [ "$(level a b $l window_negative_spans)" -ge 1000 ] || fail "$l: a->b not inverted with b 5 ms behind"
+  [ "$(level a b $l window_negative_spans)" -ge 1000 ] ||
+    { cat "$WORK/ping.out"; jq -c '[.pairs[] | {src, dst, state, window_spans, levels}]' \
+        "$WORK/snap.json"; fail "$l: a->b not inverted with b 5 ms behind"; }
   [ "$(level b a $l window_negative_spans)" -eq 0 ] || fail "$l: b->a inverted with b 5 ms behind"
   off=$(midpoint $l)
   [ "$off" != none ] && approx_ge -0.004 "$off" && approx_ge "$off" -0.006 ||
