@@ -11,8 +11,7 @@ Every folder under agent/ must have a row, and every "may use" entry must be an 
 Sources (.cpp) are checked the same way: no arrow runs back up, in a header or behind one (the
 threads that drive the core live in agent/runtime/, after it, not in the stage whose code they run).
 The unit tests of a stage (tests/unit/STAGE/, which mirrors agent/) include no header of a later
-stage: a test that needs a later stage's code tests that stage and lives in its folder. The few
-that still do are listed in LATER_STAGE_TESTS, each with its reason.
+stage: a test that needs a later stage's code tests that stage and lives in its folder.
 Usage: check_stage_order.py [ROOT]. Exit 1 with one line per problem.
 """
 import pathlib
@@ -89,23 +88,8 @@ for folder in folders:
                 problems.append(
                     f"{rel}:{line}: includes {stage}/, which the row of agent/{folder}/ in docs/architecture.md does not allow")
 
-# Unit tests that include a later stage's header than their folder's, and why they are still there.
-# A file listed here that no longer does so is reported too, so the list only shrinks.
-LATER_STAGE_TESTS = {
-    # Checks the NAT section of the status JSON and /metrics (api/) on the core it has just fed;
-    # its fixtures (conntrack entry, DNAT traffic) are this file's.
-    ("tests/unit/core/agent_core_nat_test.cpp", "api"),
-    # The exchange's owner-side pairing, driven through AgentCore (core/) as the Kafka consumer
-    # does; tests/unit/exchange/ is being reworked with the exchange.
-    ("tests/unit/exchange/remote_messages_test.cpp", "core"),
-    ("tests/unit/exchange/remote_nat_test.cpp", "core"),
-    ("tests/unit/exchange/remote_pairing_floor_test.cpp", "core"),
-    ("tests/unit/exchange/remote_pairing_test.cpp", "core"),
-    ("tests/unit/exchange/remote_rdma_test.cpp", "core"),
-    ("tests/unit/exchange/zmtp_exchange_test.cpp", "core"),
-}
+# A unit test lives with the latest stage it includes: no test of a stage reaches a later one.
 tests = 0
-seen_exceptions = set()
 unit = root / "tests/unit"
 for test in sorted(unit.rglob("*")) if unit.is_dir() else []:
     if test.suffix not in {".cpp", ".hpp", ".h"}:
@@ -120,13 +104,8 @@ for test in sorted(unit.rglob("*")) if unit.is_dir() else []:
         stage = match.group(1)
         if stage not in position or position[stage] <= position[folder]:
             continue
-        if (rel, stage) in LATER_STAGE_TESTS:
-            seen_exceptions.add((rel, stage))
-            continue
         line = source.count("\n", 0, match.start()) + 1
         problems.append(f"{rel}:{line}: a test of {folder}/ includes {stage}/, a later stage: it belongs in tests/unit/{stage}/")
-for rel, stage in sorted(LATER_STAGE_TESTS - seen_exceptions):
-    problems.append(f"{rel}: no longer includes {stage}/ (or is gone): remove it from LATER_STAGE_TESTS")
 
 for p in problems:
     print(p)
