@@ -171,10 +171,12 @@ void RemotePairing::take_message_spans(std::vector<Span>& spans, std::vector<Mes
 }
 
 void RemotePairing::note_gap(std::int32_t partition, std::uint64_t records, std::int64_t now_ns) {
-  auto it = partitions_.find(partition);
-  if (it == partitions_.end()) return;
+  // Counted whoever owns the partition now: a gap seen in a fetch that raced a revoke is still
+  // records the broker no longer had, and the next owner, which resumes after the record that
+  // showed the gap once its offset is committed, will not see it.
   dropped_[static_cast<std::size_t>(DropReason::offset_gap)] += records;
-  it->second.last_loss_ns = now_ns;
+  auto it = partitions_.find(partition);
+  if (it != partitions_.end()) it->second.last_loss_ns = now_ns;  // its pairs' windows are incomplete
 }
 
 void RemotePairing::learn_translations(Partition& part, const WireBatch& batch, std::int64_t now_ns,

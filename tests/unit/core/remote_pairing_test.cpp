@@ -76,6 +76,20 @@ TEST_CASE("records of a partition this agent does not own are not paired, and th
   CHECK(x.spans_paired == 0);
 }
 
+TEST_CASE("records the broker no longer had are counted, and make the partition's pairs unknown for a window") {
+  Fixture f;
+  const std::int64_t t0 = 100 * kSecond;
+  f.pairing.assign({3}, t0 - 10 * kSecond);
+  for (std::uint32_t i = 0; i < 20; ++i) f.message(3, 1000 + 10 * i, t0 + i * 1'000'000, 0, t0 + i * 1'000'000);
+  CHECK((f.report(t0 + kSecond).health.pairs.at(0).state != PairState::unknown));
+  f.pairing.note_gap(3, 4, t0 + kSecond);
+  CHECK(f.pairing.drops(DropReason::offset_gap) == 4);
+  CHECK((f.report(t0 + 2 * kSecond).health.pairs.at(0).state == PairState::unknown));
+  // A gap on a partition revoked before the fetch's records reached the core still counts.
+  f.pairing.note_gap(7, 3, t0 + 2 * kSecond);
+  CHECK(f.pairing.drops(DropReason::offset_gap) == 7);
+}
+
 TEST_CASE("the spans an owner paired stay counted after their partition moves away and back") {
   Fixture f;
   f.pairing.assign({0}, 0);
