@@ -5,6 +5,9 @@
 #
 #   bench/overhead_tools/msg_cost.sh [--rounds N] [--duration SECONDS] [--build DIR] [--pin] CONFIG...
 #     CONFIG = LABEL=SKEWSCOPE_BINARY[:VARIANT]   e.g. before=/tmp/skewscope-main after=build/agent/cli/skewscope
+#            | LABEL=floor:empty | LABEL=floor:stamp   the floor of the same hooks in place of an agent
+#              (bench/floor/README.md: empty programs on them; a program that only stamps and
+#              submits a record on the send and receive hooks), from --build's floor_programs
 #
 # Each round runs, for every CONFIG in an order rotated round by round: a fresh agent watching two
 # lab hosts (--domain a, b, --only-domains), a 64 B stream host 1 -> host 2 for SECONDS, then
@@ -32,9 +35,14 @@ done
 [ ${#configs[@]} -ge 1 ] || die "give at least one LABEL=BINARY[:VARIANT]"
 [[ "$rounds" =~ ^[0-9]+$ ]] && [ "$rounds" -ge 1 ] || die "--rounds must be a positive integer"
 bench_init
+FLOOR=$BUILD/bench/floor/floor_programs
 for c in "${configs[@]}"; do
   spec=${c#*=}
-  [ -x "${spec%%:*}" ] || die "no executable ${spec%%:*}"
+  case $spec in
+    floor:empty|floor:stamp) [ -x "$FLOOR" ] || die "no $FLOOR (built with -DSKEWSCOPE_BENCH=ON)" ;;
+    floor:*) die "unknown floor '${spec#floor:}' in $c (floor:empty or floor:stamp)" ;;
+    *) [ -x "${spec%%:*}" ] || die "no executable ${spec%%:*}" ;;
+  esac
 done
 lab_up 2
 B=10.77.0.2
@@ -48,8 +56,15 @@ agent_cpu_ns() {  # CPU time of every agent thread so far, in ns (schedstat: not
 
 one_run() {  # one_run LABEL BINARY VARIANT ROUND
   local label=$1 bin=$2 variant=$3 round=$4 cpu0 cpu1 msgs sink
-  SKEWSCOPE=$bin SKEWSCOPE_FORCE_VARIANT=$variant \
-    start_agent --domain a=netns:"$(netns_path 1)" --domain b=netns:"$(netns_path 2)" --only-domains
+  if [ "$bin" = floor ]; then  # the floor's loader stands where the agent would (its PID, its CPU)
+    : >"$WORK/floor.log"
+    "$FLOOR" "$variant" >"$WORK/floor.log" 2>&1 &
+    AGENT_PID=$!
+    wait_until 10 grep -q "^floor: attached" "$WORK/floor.log" || die "floor_programs: $(cat "$WORK/floor.log")"
+  else
+    SKEWSCOPE=$bin SKEWSCOPE_FORCE_VARIANT=$variant \
+      start_agent --domain a=netns:"$(netns_path 1)" --domain b=netns:"$(netns_path 2)" --only-domains
+  fi
   port=$((port + 1))
   in_host 2 "${pin_sink[@]}" "$BT" stream-sink --listen $B:$port --size 64 --duration $((duration + 20)) >"$WORK/sink" &
   sink=$!
@@ -62,6 +77,9 @@ one_run() {  # one_run LABEL BINARY VARIANT ROUND
   agent_bpf_runtime_by_prog | sort >"$WORK/p1"
   msgs=$(awk 'FNR == 1 { for (i = 2; i <= NF; i++) { split($i, kv, "="); if (kv[1] == "messages") print kv[2] } }' "$WORK/sink")
   agent_stop
+  if [ "$bin" = floor ]; then
+    grep -q " 0 lost$" "$WORK/floor.log" || die "the floor's ring lost records: $(cat "$WORK/floor.log")"
+  fi
   join "$WORK/p0" "$WORK/p1" | awk -v l="$label" -v r="$round" -v m="$msgs" -v a=$((cpu1 - cpu0)) '
     { t += $4 - $2; progs = progs sprintf(" %s:%d:%d", $1, $4 - $2, $5 - $3) }
     END { printf "%s %d %d %d %d%s\n", l, r, m, t, a, progs }' >>"$rows"
@@ -86,20 +104,26 @@ echo "### msg_cost: CPU per traced 64 B message ($(date -u +%Y-%m-%dT%H:%MZ))"
 echo
 echo "$rounds rounds of ${duration} s${pin_sink[*]:+, source on CPU 0 and sink on CPU 1}, configurations alternated; load average at the end $load_end; $(machine)."
 echo "Medians over rounds; ratio = median of the per-round ratios to \`${configs[0]%%=*}\`."
+# The BPF ratio to the floor that only stamps and submits (issue 32's "≤ 1.5×"), when it ran.
+stamp_floor=
+for c in "${configs[@]}"; do [ "${c#*=}" != floor:stamp ] || stamp_floor=${c%%=*}; done
+[ -z "$stamp_floor" ] || echo "BPF ratio = median of the per-round ratios of BPF ns per message to \`$stamp_floor\` (floor:stamp)."
 echo
-echo "| config | messages/s | BPF ns per msg | agent ns per msg | total ns per msg | total ratio | BPF ns per run, by program |"
-echo "|---|---|---|---|---|---|---|"
+echo "| config | messages/s | BPF ns per msg | agent ns per msg | total ns per msg | total ratio | BPF ratio | BPF ns per run, by program |"
+echo "|---|---|---|---|---|---|---|---|"
 first=${configs[0]%%=*}
 for c in "${configs[@]}"; do
   label=${c%%=*}
-  awk -v l="$label" -v f="$first" -v d="$duration" '
+  awk -v l="$label" -v f="$first" -v sf="$stamp_floor" -v d="$duration" '
     function med(a, k,   i, j, t) { for (i = 1; i <= k; i++) for (j = i + 1; j <= k; j++) if (a[j] < a[i]) { t = a[i]; a[i] = a[j]; a[j] = t }
       return (k % 2) ? a[(k + 1) / 2] : (a[k / 2] + a[k / 2 + 1]) / 2 }
-    $3 > 0 { tot[$1, $2] = ($4 + $5) / $3 }
+    $3 > 0 { tot[$1, $2] = ($4 + $5) / $3; bpf_of[$1, $2] = $4 / $3 }
     $1 == l && $3 > 0 { k++; rate[k] = $3 / d; bpf[k] = $4 / $3; ag[k] = $5 / $3; all[k] = ($4 + $5) / $3; rnd[k] = $2
       for (i = 6; i <= NF; i++) { split($i, x, ":"); if (x[3] > 0) { pn[x[1]] = 1; pc[x[1]]++; pv[x[1], pc[x[1]]] = x[2] / x[3] } } }
     END { for (i = 1; i <= k; i++) if ((f, rnd[i]) in tot) { q++; ratio[q] = all[i] / tot[f, rnd[i]] }
+      for (i = 1; i <= k; i++) if (sf != "" && (sf, rnd[i]) in bpf_of && bpf_of[sf, rnd[i]] > 0) { qb++; bratio[qb] = bpf[i] / bpf_of[sf, rnd[i]] }
       progs = ""
       for (name in pn) { delete v; for (i = 1; i <= pc[name]; i++) v[i] = pv[name, i]; progs = progs sprintf("%s %.0f; ", name, med(v, pc[name])) }
-      printf "| %s | %.0f | %.0f | %.0f | %.0f | %.3f | %s |\n", l, med(rate, k), med(bpf, k), med(ag, k), med(all, k), q ? med(ratio, q) : 0, progs }' "$rows"
+      printf "| %s | %.0f | %.0f | %.0f | %.0f | %.3f | %s | %s |\n", l, med(rate, k), med(bpf, k), med(ag, k), med(all, k), q ? med(ratio, q) : 0,
+        qb ? sprintf("%.2f", med(bratio, qb)) : "–", progs }' "$rows"
 done

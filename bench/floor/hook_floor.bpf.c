@@ -1,0 +1,67 @@
+// SPDX-License-Identifier: GPL-2.0
+/* The floor of the hooks skewscope's sock_tp variant uses (bench/floor/README.md): what any tool
+ * attached there pays before it does anything of its own.
+ *  - empty_*: the same three socket-layer tracepoints with programs that return at once (the cost
+ *    of the hooks themselves: the tracepoint's call into BPF and the program's entry);
+ *  - stamp_*: the least a tool that reports sends and receives can do: on the two hooks where a
+ *    send or a receive has completed, read the clock and submit one record of skewscope's size
+ *    (80 bytes) to a single ring buffer, without waking the reader (it polls). No filter, no socket
+ *    read, no per-task state.
+ * The loader (floor_programs.cpp) attaches one of the two sets. */
+#include "lib/kernel_types.bpf.h" /* bpf/lib/, on the include path (CMakeLists.txt) */
+#include <bpf/bpf_helpers.h>
+
+#include "skewscope/abi/half_event.h"
+
+char LICENSE[] SEC("license") = "GPL";
+
+struct {
+	__uint(type, BPF_MAP_TYPE_RINGBUF);
+	__uint(max_entries, 1 << 24);
+} records SEC(".maps");
+
+SEC("tp_btf/tcp_sendmsg_locked")
+int empty_send_begin(unsigned long long *ctx)
+{
+	return 0;
+}
+
+SEC("tp_btf/sock_send_length")
+int empty_send_end(unsigned long long *ctx)
+{
+	return 0;
+}
+
+SEC("tp_btf/sock_recv_length")
+int empty_recv_end(unsigned long long *ctx)
+{
+	return 0;
+}
+
+/* Records the ring had no room for (read by the loader at the end; only the failure path pays). */
+__u64 lost = 0;
+
+static __always_inline void stamp(void)
+{
+	struct skewscope_half_event *e = bpf_ringbuf_reserve(&records, sizeof(*e), 0);
+	if (!e) {
+		__sync_fetch_and_add(&lost, 1);
+		return;
+	}
+	e->ts_ns = bpf_ktime_get_ns();
+	bpf_ringbuf_submit(e, BPF_RB_NO_WAKEUP);
+}
+
+SEC("tp_btf/sock_send_length")
+int stamp_send_end(unsigned long long *ctx)
+{
+	stamp();
+	return 0;
+}
+
+SEC("tp_btf/sock_recv_length")
+int stamp_recv_end(unsigned long long *ctx)
+{
+	stamp();
+	return 0;
+}
