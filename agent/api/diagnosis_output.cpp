@@ -38,6 +38,7 @@ json pair_diagnosis_json(const diagnose::PairDiagnosis& d) {
           {"incident", d.incident()},
           {"culprit", d.culprit ? json(*d.culprit) : json(nullptr)},
           {"culprit_note", d.culprit_note},
+          {"culprit_candidates", d.culprit_candidates},
           {"amount", d.amount ? json(to_unit(d.cause, *d.amount)) : json(nullptr)},
           {"tolerance", d.tolerance ? json(to_unit(d.cause, *d.tolerance)) : json(nullptr)},
           {"unit", d.amount ? json(diagnose::amount_unit(d.cause)) : json(nullptr)},

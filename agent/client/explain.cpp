@@ -127,7 +127,15 @@ std::string explain_text(const diagnose::DiagnosisReport& report) {
     if (p.amount) out += " " + amount_text(p.cause, *p.amount);
     if (p.tolerance) out += " " + tolerance_text(p.cause, *p.tolerance);
     out += age_text(p.age_seconds);
-    out += p.culprit ? "; culprit " + *p.culprit : std::string("; culprit undetermined");
+    if (p.culprit) {
+      out += "; culprit " + *p.culprit;
+    } else if (!p.culprit_candidates.empty()) {
+      std::string names;
+      for (const auto& c : p.culprit_candidates) names += (names.empty() ? "" : " or ") + c;
+      out += "; culprit not yet known: " + names;
+    } else {
+      out += "; culprit undetermined";
+    }
     if (!p.culprit_note.empty()) out += " (" + p.culprit_note + ")";
     out += ". Evidence: " + p.evidence + ".\n";
   }

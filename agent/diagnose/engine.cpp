@@ -291,12 +291,16 @@ DiagnosisReport combine(std::vector<PairDiagnosis> pairs, const std::vector<Host
     auto it = by_cause.find(p.cause);
     if (it == by_cause.end()) continue;
     const Triangulation& t = it->second;
+    p.culprit_candidates.clear();
     if (t.culprit && (*t.culprit == p.src || *t.culprit == p.dst)) {
       p.culprit = t.culprit;
       p.culprit_note = t.note;
     } else {
       p.culprit.reset();
       p.culprit_note = t.culprit ? "the culprit of the other pairs, " + *t.culprit + ", is not in this pair" : t.note;
+      // Several hosts fit: the pairs they are in say so (a pair of neither is not suspected).
+      const auto in_pair = [&](const std::string& h) { return h == p.src || h == p.dst; };
+      if (std::any_of(t.candidates.begin(), t.candidates.end(), in_pair)) p.culprit_candidates = t.candidates;
     }
   }
   // Hosts: every host of a pair or with clock readings.

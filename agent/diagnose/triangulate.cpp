@@ -63,8 +63,13 @@ Triangulation triangulate(const std::vector<PairMeasure>& measures, double floor
              std::to_string(t.consistent.size()) + " pair(s) among the others did not";
     return t;
   }
-  t.note = fits.empty() ? "no single host explains every pair (more than one clock moved, or too few pairs measured)"
-                        : "more than one host explains the pairs";
+  if (fits.empty()) {
+    t.note = "no single host explains every pair (more than one clock moved, or too few pairs measured)";
+    return t;
+  }
+  for (const auto& c : fits) t.candidates.push_back(*c.culprit);  // in name order, as `hosts`
+  t.note = "more than one host explains the pairs: one of " + std::to_string(t.candidates.size()) +
+           ", not yet which";
   return t;
 }
 

@@ -20,6 +20,9 @@ struct Triangulation {
   double amount = 0;                    // the culprit's own shift (its clock minus the others')
   std::vector<std::string> shifted;     // the pairs it is in ("src→dst")
   std::vector<std::string> consistent;  // the pairs among the other hosts
+  // When more than one host fits: each of them (by name). The culprit is one of them, and the
+  // pairs do not yet tell which (a pair that has not cleared its tolerance, say). Empty otherwise.
+  std::vector<std::string> candidates;
   std::string note;                     // why the culprit is named, or why none can be
 };
 

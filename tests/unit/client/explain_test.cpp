@@ -141,6 +141,20 @@ TEST_CASE("explain without incidents, and with an undetermined culprit") {
   const std::string text = explain_text(two_hosts);
   CHECK(text.find("a→b: clock_step") != std::string::npos);
   CHECK(text.find("culprit undetermined (only two hosts") != std::string::npos);
+  CHECK(pair_diagnosis_json(two_hosts.pairs.front())["culprit_candidates"] == json::array());
+
+  // Two hosts fit the pairs so far: said as candidates, in the text and in the JSON.
+  DiagnosisReport pending;
+  PairDiagnosis p;
+  p.src = "a";
+  p.dst = "d";
+  p.cause = Cause::clock_drift;
+  p.culprit_candidates = {"a", "d"};
+  p.evidence = "θ(a→d): offset moves -20.0 ppm";
+  pending.pairs.push_back(p);
+  pending.incidents = 1;
+  CHECK(explain_text(pending).find("culprit not yet known: a or d") != std::string::npos);
+  CHECK(pair_diagnosis_json(p)["culprit_candidates"] == json{"a", "d"});
 }
 
 TEST_CASE("metrics: one series per pair and cause, and per host and blamable cause") {

@@ -215,6 +215,20 @@ TEST_CASE("a slow drift: one of the culprit's pairs has not cleared its toleranc
     // a→b, +20 ± 17 ppm on a→d) agree within their tolerances. Two hosts fit: none is named.
     auto r = diagnose({drifted("a", "d", -20, 12), unclear("b", "d", -14, 12), none("a", "b")}, {}, Config{});
     CHECK_FALSE(find(r, "a", "d").culprit);
+    // Not "no single host": one of the two, not yet which.
+    CHECK(find(r, "a", "d").culprit_candidates == std::vector<std::string>{"a", "d"});
+    CHECK_FALSE(host(r, "a").culprit);
+    CHECK_FALSE(host(r, "d").culprit);
+  }
+  SUBCASE("a single fit or no fit names no candidates") {
+    auto one = diagnose({drifted("a", "d", -20, 2), drifted("b", "d", -19, 2), unclear("c", "d", -14, 12),
+                         none("a", "b"), none("a", "c"), none("b", "c")},
+                        {}, Config{});
+    CHECK(find(one, "a", "d").culprit_candidates.empty());
+    auto nobody = diagnose({drifted("a", "d", -20, 2), drifted("b", "d", -19, 2), unclear("c", "d", 10, 3),
+                            none("a", "b"), none("a", "c"), none("b", "c")},
+                           {}, Config{});
+    CHECK(find(nobody, "a", "d").culprit_candidates.empty());
   }
 }
 
