@@ -92,8 +92,8 @@ struct Measure {
 struct PairDiagnosis {
   std::string src, dst;
   Cause cause = Cause::none;
-  std::optional<std::string> culprit;    // a host name; absent: undetermined (or no clock at fault)
-  std::string culprit_note;              // why it is named, or why it cannot be
+  std::optional<std::string> culprit;  // a host name; absent: undetermined (or no clock at fault)
+  std::string culprit_note;            // why it is named, or why it cannot be
   // No culprit yet, but it is one of these hosts (more than one fits the pairs so far).
   std::vector<std::string> culprit_candidates;
   std::optional<double> amount;          // step (ns), slope (ppm), offset or asymmetry (ns), per cause

@@ -68,8 +68,7 @@ Triangulation triangulate(const std::vector<PairMeasure>& measures, double floor
     return t;
   }
   for (const auto& c : fits) t.candidates.push_back(*c.culprit);  // in name order, as `hosts`
-  t.note = "more than one host explains the pairs: one of " + std::to_string(t.candidates.size()) +
-           ", not yet which";
+  t.note = "more than one host explains the pairs: one of " + std::to_string(t.candidates.size()) + ", not yet which";
   return t;
 }
 

@@ -23,7 +23,7 @@ struct Triangulation {
   // When more than one host fits: each of them (by name). The culprit is one of them, and the
   // pairs do not yet tell which (a pair that has not cleared its tolerance, say). Empty otherwise.
   std::vector<std::string> candidates;
-  std::string note;                     // why the culprit is named, or why none can be
+  std::string note;  // why the culprit is named, or why none can be
 };
 
 // `floor` is added to every tolerance (a slope threshold, say). Needs a pair without the culprit,

@@ -1,4 +1,4 @@
-// Loads and attaches one set of the floor programs (hook_floor.bpf.c) until SIGTERM or SIGINT, and in
+// Loads and attaches one set of the floor programs (bpf/hook_floor.bpf.c) until SIGTERM or SIGINT, and in
 // `stamp` mode reads their ring every 20 ms as the agent does (no wake-ups), so that the records
 // are consumed, never lost, and the reader's CPU can be measured like the agent's.
 //
@@ -56,11 +56,10 @@ int main(int argc, char** argv) {
     return 1;
   }
   const bool empty = mode == "empty";
-  std::vector<bpf_program*> chosen = empty ? std::vector<bpf_program*>{f.skel->progs.empty_send_begin,
-                                                                       f.skel->progs.empty_send_end,
-                                                                       f.skel->progs.empty_recv_end}
-                                           : std::vector<bpf_program*>{f.skel->progs.stamp_send_end,
-                                                                       f.skel->progs.stamp_recv_end};
+  std::vector<bpf_program*> chosen =
+      empty ? std::vector<bpf_program*>{f.skel->progs.empty_send_begin, f.skel->progs.empty_send_end,
+                                        f.skel->progs.empty_recv_end}
+            : std::vector<bpf_program*>{f.skel->progs.stamp_send_end, f.skel->progs.stamp_recv_end};
   bpf_program* prog = nullptr;
   bpf_object__for_each_program(prog, f.skel->obj) bpf_program__set_autoload(prog, false);
   for (bpf_program* p : chosen) bpf_program__set_autoload(p, true);

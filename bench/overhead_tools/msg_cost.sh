@@ -104,7 +104,7 @@ echo "### msg_cost: CPU per traced 64 B message ($(date -u +%Y-%m-%dT%H:%MZ))"
 echo
 echo "$rounds rounds of ${duration} s${pin_sink[*]:+, source on CPU 0 and sink on CPU 1}, configurations alternated; load average at the end $load_end; $(machine)."
 echo "Medians over rounds; ratio = median of the per-round ratios to \`${configs[0]%%=*}\`."
-# The BPF ratio to the floor that only stamps and submits (issue 32's "≤ 1.5×"), when it ran.
+# The BPF ratio to the floor that only stamps and submits (the goal is at most 1.5×), when it ran.
 stamp_floor=
 for c in "${configs[@]}"; do [ "${c#*=}" != floor:stamp ] || stamp_floor=${c%%=*}; done
 [ -z "$stamp_floor" ] || echo "BPF ratio = median of the per-round ratios of BPF ns per message to \`$stamp_floor\` (floor:stamp)."

@@ -7,7 +7,7 @@
  *    send or a receive has completed, read the clock and submit one record of skewscope's size
  *    (80 bytes) to a single ring buffer, without waking the reader (it polls). No filter, no socket
  *    read, no per-task state.
- * The loader (floor_programs.cpp) attaches one of the two sets. */
+ * The loader (bench/floor/floor_programs.cpp) attaches one of the two sets. */
 #include "lib/kernel_types.bpf.h" /* bpf/lib/, on the include path (CMakeLists.txt) */
 #include <bpf/bpf_helpers.h>
 
