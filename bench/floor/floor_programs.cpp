@@ -1,13 +1,16 @@
-// Loads and attaches one set of the floor programs (bpf/hook_floor.bpf.c) until SIGTERM or SIGINT, and in
-// `stamp` mode reads their ring every 20 ms as the agent does (no wake-ups), so that the records
-// are consumed, never lost, and the reader's CPU can be measured like the agent's.
+// Loads and attaches one set of the floor programs (bpf/hook_floor.bpf.c) until SIGTERM or SIGINT.
+// The stamping sets' records are read every 20 ms as the agent reads its rings (no wake-ups), so
+// that they are consumed, never lost, and the reader's CPU can be measured like the agent's.
 //
-//   floor_programs empty|stamp
+//   floor_programs empty|stamp|shared
 //
+// stamp: a ring buffer per CPU (as the agent has); shared: one ring buffer for every CPU.
 // Prints "floor: attached N programs (MODE)" once every program is attached, and at the end
-// "floor: R records read, D lost" (lost: the ring was full, which a polling reader at these rates
+// "floor: R records read, D lost" (lost: a ring was full, which a polling reader at these rates
 // should never see). Exit 0; 1 when a program cannot be loaded or attached; 2 on a usage error.
+#include <bpf/bpf.h>
 #include <bpf/libbpf.h>
+#include <unistd.h>
 
 #include <atomic>
 #include <chrono>
@@ -18,6 +21,7 @@
 #include <thread>
 #include <vector>
 
+#include "capture/half_ring_size.hpp"
 #include "hook_floor.skel.h"
 
 namespace {
@@ -26,12 +30,16 @@ std::atomic<bool> g_stop{false};
 
 void on_signal(int) { g_stop = true; }
 
-// RAII around the skeleton and the ring reader.
+// RAII around the skeleton, the per-CPU rings, the links and the reader.
 struct Floor {
   hook_floor* skel = nullptr;
-  ring_buffer* ring = nullptr;
+  std::vector<int> ring_fds;
+  std::vector<bpf_link*> links;
+  ring_buffer* reader = nullptr;
   ~Floor() {
-    ring_buffer__free(ring);
+    ring_buffer__free(reader);
+    for (bpf_link* l : links) bpf_link__destroy(l);
+    for (int fd : ring_fds) close(fd);
     hook_floor__destroy(skel);
   }
 };
@@ -41,61 +49,80 @@ int count_record(void* ctx, void*, std::size_t) {
   return 0;
 }
 
+int fail(const std::string& what) {
+  std::fprintf(stderr, "floor: %s: %s\n", what.c_str(), std::strerror(errno));
+  return 1;
+}
+
+// Adds a ring's fd to the reader (creating it with the first).
+bool read_ring(Floor& f, int fd, std::uint64_t* records) {
+  if (!f.reader) {
+    f.reader = ring_buffer__new(fd, count_record, records, nullptr);
+    return f.reader != nullptr;
+  }
+  return ring_buffer__add(f.reader, fd, count_record, records) == 0;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
   const std::string mode = argc == 2 ? argv[1] : "";
-  if (mode != "empty" && mode != "stamp") {
-    std::fprintf(stderr, "usage: floor_programs empty|stamp\n");
+  if (mode != "empty" && mode != "stamp" && mode != "shared") {
+    std::fprintf(stderr, "usage: floor_programs empty|stamp|shared\n");
     return 2;
   }
   Floor f;
   f.skel = hook_floor__open();
-  if (!f.skel) {
-    std::fprintf(stderr, "floor: cannot open the BPF object: %s\n", std::strerror(errno));
-    return 1;
-  }
-  const bool empty = mode == "empty";
-  std::vector<bpf_program*> chosen =
-      empty ? std::vector<bpf_program*>{f.skel->progs.empty_send_begin, f.skel->progs.empty_send_end,
-                                        f.skel->progs.empty_recv_end}
-            : std::vector<bpf_program*>{f.skel->progs.stamp_send_end, f.skel->progs.stamp_recv_end};
+  if (!f.skel) return fail("opening the BPF object");
+  auto& p = f.skel->progs;
+  const std::vector<bpf_program*> chosen =
+      mode == "empty"   ? std::vector<bpf_program*>{p.empty_send_begin, p.empty_send_end, p.empty_recv_end}
+      : mode == "stamp" ? std::vector<bpf_program*>{p.stamp_send_end, p.stamp_recv_end}
+                        : std::vector<bpf_program*>{p.shared_send_end, p.shared_recv_end};
   bpf_program* prog = nullptr;
   bpf_object__for_each_program(prog, f.skel->obj) bpf_program__set_autoload(prog, false);
-  for (bpf_program* p : chosen) bpf_program__set_autoload(p, true);
+  for (bpf_program* c : chosen) bpf_program__set_autoload(c, true);
+  const int cpus = libbpf_num_possible_cpus();
+  if (cpus <= 0) return fail("counting the possible CPUs");
+  bpf_map__set_max_entries(f.skel->maps.rings_by_cpu, static_cast<__u32>(cpus));
+  // The agent's ring sizes: the ring's memory (how much of it stays in cache) is part of the cost.
+  const std::uint32_t ring_bytes = skewscope::half_ring_bytes_per_cpu(static_cast<unsigned>(cpus));
+  bpf_map__set_max_entries(f.skel->maps.shared_ring, skewscope::kHalfRingBytesTotal);
   if (int err = hook_floor__load(f.skel)) {
-    std::fprintf(stderr, "floor: cannot load the programs: %s\n", std::strerror(-err));
-    return 1;
-  }
-  std::vector<bpf_link*> links;
-  for (bpf_program* p : chosen) {
-    bpf_link* link = bpf_program__attach(p);
-    if (!link) {
-      std::fprintf(stderr, "floor: cannot attach %s: %s\n", bpf_program__name(p), std::strerror(errno));
-      for (bpf_link* l : links) bpf_link__destroy(l);
-      return 1;
-    }
-    links.push_back(link);
+    errno = -err;
+    return fail("loading the programs");
   }
   std::uint64_t records = 0;
-  if (!empty) {
-    f.ring = ring_buffer__new(bpf_map__fd(f.skel->maps.records), count_record, &records, nullptr);
-    if (!f.ring) {
-      std::fprintf(stderr, "floor: cannot read the ring buffer: %s\n", std::strerror(errno));
-      for (bpf_link* l : links) bpf_link__destroy(l);
-      return 1;
+  if (mode == "stamp") {
+    const int outer = bpf_map__fd(f.skel->maps.rings_by_cpu);
+    for (int cpu = 0; cpu < cpus; ++cpu) {
+      const int fd = bpf_map_create(BPF_MAP_TYPE_RINGBUF, "floor_cpu", 0, 0, ring_bytes, nullptr);
+      if (fd < 0) return fail("creating the ring buffer of CPU " + std::to_string(cpu));
+      f.ring_fds.push_back(fd);
+      const __u32 key = static_cast<__u32>(cpu);
+      if (bpf_map_update_elem(outer, &key, &fd, BPF_ANY) != 0)
+        return fail("placing the ring buffer of CPU " + std::to_string(cpu));
+      if (!read_ring(f, fd, &records)) return fail("reading the ring buffer of CPU " + std::to_string(cpu));
     }
+  } else if (mode == "shared" && !read_ring(f, bpf_map__fd(f.skel->maps.shared_ring), &records)) {
+    return fail("reading the shared ring buffer");
+  }
+  for (bpf_program* c : chosen) {
+    bpf_link* link = bpf_program__attach(c);
+    if (!link) return fail(std::string("attaching ") + bpf_program__name(c));
+    f.links.push_back(link);
   }
   std::signal(SIGTERM, on_signal);
   std::signal(SIGINT, on_signal);
-  std::printf("floor: attached %zu programs (%s)\n", links.size(), mode.c_str());
+  std::printf("floor: attached %zu programs (%s)\n", f.links.size(), mode.c_str());
   std::fflush(stdout);
   while (!g_stop) {
     std::this_thread::sleep_for(std::chrono::milliseconds(20));
-    if (f.ring) ring_buffer__consume(f.ring);
+    if (f.reader) ring_buffer__consume(f.reader);
   }
-  for (bpf_link* l : links) bpf_link__destroy(l);
-  if (f.ring) ring_buffer__consume(f.ring);
+  for (bpf_link* l : f.links) bpf_link__destroy(l);
+  f.links.clear();
+  if (f.reader) ring_buffer__consume(f.reader);
   std::printf("floor: %llu records read, %llu lost\n", static_cast<unsigned long long>(records),
               static_cast<unsigned long long>(f.skel->bss->lost));
   return 0;

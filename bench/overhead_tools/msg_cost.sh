@@ -5,7 +5,7 @@
 #
 #   bench/overhead_tools/msg_cost.sh [--rounds N] [--duration SECONDS] [--build DIR] [--pin] CONFIG...
 #     CONFIG = LABEL=SKEWSCOPE_BINARY[:VARIANT]   e.g. before=/tmp/skewscope-main after=build/agent/cli/skewscope
-#            | LABEL=floor:empty | LABEL=floor:stamp   the floor of the same hooks in place of an agent
+#            | LABEL=floor:empty|floor:stamp|floor:shared   the floor of the same hooks in place of an agent
 #              (bench/floor/README.md: empty programs on them; a program that only stamps and
 #              submits a record on the send and receive hooks), from --build's floor_programs
 #
@@ -39,8 +39,8 @@ FLOOR=$BUILD/bench/floor/floor_programs
 for c in "${configs[@]}"; do
   spec=${c#*=}
   case $spec in
-    floor:empty|floor:stamp) [ -x "$FLOOR" ] || die "no $FLOOR (built with -DSKEWSCOPE_BENCH=ON)" ;;
-    floor:*) die "unknown floor '${spec#floor:}' in $c (floor:empty or floor:stamp)" ;;
+    floor:empty|floor:stamp|floor:shared) [ -x "$FLOOR" ] || die "no $FLOOR (built with -DSKEWSCOPE_BENCH=ON)" ;;
+    floor:*) die "unknown floor '${spec#floor:}' in $c (floor:empty, floor:stamp or floor:shared)" ;;
     *) [ -x "${spec%%:*}" ] || die "no executable ${spec%%:*}" ;;
   esac
 done

@@ -5,9 +5,11 @@
  *    of the hooks themselves: the tracepoint's call into BPF and the program's entry);
  *  - stamp_*: the least a tool that reports sends and receives can do: on the two hooks where a
  *    send or a receive has completed, read the clock and submit one record of skewscope's size
- *    (80 bytes) to a single ring buffer, without waking the reader (it polls). No filter, no socket
- *    read, no per-task state.
- * The loader (bench/floor/floor_programs.cpp) attaches one of the two sets. */
+ *    (80 bytes) to the ring buffer of the CPU it runs on, without waking the reader (it polls).
+ *    No filter, no socket read, no per-task state;
+ *  - shared_*: the same with one ring buffer for every CPU, the simplest tool's choice (the
+ *    ring's lock is then taken by both ends of a message at once).
+ * The loader (bench/floor/floor_programs.cpp) attaches one of the three sets. */
 #include "lib/kernel_types.bpf.h" /* bpf/lib/, on the include path (CMakeLists.txt) */
 #include <bpf/bpf_helpers.h>
 
@@ -18,7 +20,18 @@ char LICENSE[] SEC("license") = "GPL";
 struct {
 	__uint(type, BPF_MAP_TYPE_RINGBUF);
 	__uint(max_entries, 1 << 24);
-} records SEC(".maps");
+} shared_ring SEC(".maps");
+
+struct cpu_ring {
+	__uint(type, BPF_MAP_TYPE_RINGBUF);
+	__uint(max_entries, 4096); /* a template: the loader creates the real rings */
+};
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY_OF_MAPS);
+	__uint(max_entries, 1); /* set to the number of possible CPUs by the loader */
+	__type(key, __u32);
+	__array(values, struct cpu_ring);
+} rings_by_cpu SEC(".maps");
 
 SEC("tp_btf/tcp_sendmsg_locked")
 int empty_send_begin(unsigned long long *ctx)
@@ -38,12 +51,12 @@ int empty_recv_end(unsigned long long *ctx)
 	return 0;
 }
 
-/* Records the ring had no room for (read by the loader at the end; only the failure path pays). */
+/* Records a ring had no room for (read by the loader at the end; only the failure path pays). */
 __u64 lost = 0;
 
-static __always_inline void stamp(void)
+static __always_inline void stamp_into(void *ring)
 {
-	struct skewscope_half_event *e = bpf_ringbuf_reserve(&records, sizeof(*e), 0);
+	struct skewscope_half_event *e = ring ? bpf_ringbuf_reserve(ring, sizeof(*e), 0) : 0;
 	if (!e) {
 		__sync_fetch_and_add(&lost, 1);
 		return;
@@ -52,16 +65,36 @@ static __always_inline void stamp(void)
 	bpf_ringbuf_submit(e, BPF_RB_NO_WAKEUP);
 }
 
+static __always_inline void stamp_this_cpu(void)
+{
+	__u32 cpu = bpf_get_smp_processor_id();
+	stamp_into(bpf_map_lookup_elem(&rings_by_cpu, &cpu));
+}
+
 SEC("tp_btf/sock_send_length")
 int stamp_send_end(unsigned long long *ctx)
 {
-	stamp();
+	stamp_this_cpu();
 	return 0;
 }
 
 SEC("tp_btf/sock_recv_length")
 int stamp_recv_end(unsigned long long *ctx)
 {
-	stamp();
+	stamp_this_cpu();
+	return 0;
+}
+
+SEC("tp_btf/sock_send_length")
+int shared_send_end(unsigned long long *ctx)
+{
+	stamp_into(&shared_ring);
+	return 0;
+}
+
+SEC("tp_btf/sock_recv_length")
+int shared_recv_end(unsigned long long *ctx)
+{
+	stamp_into(&shared_ring);
 	return 0;
 }
