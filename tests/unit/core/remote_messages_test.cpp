@@ -5,6 +5,7 @@
 #include "core/agent_report.hpp"
 #include "correlate/kafka_batch_matcher.hpp"
 #include "exchange/remote_pairing.hpp"
+#include "remote_report.hpp"
 
 namespace skewscope::exchange {
 namespace {
@@ -53,12 +54,7 @@ struct Fixture {
       if (p.key.transport == Transport::kafka) return &p;
     return nullptr;
   }
-  AgentReport report(std::int64_t now) {
-    AgentReport r;
-    r.domain_clocks.resize(domains.size());
-    add_remote_results(r, pairing.results(now));
-    return r;
-  }
+  AgentReport report(std::int64_t now) { return test::remote_report(pairing, domains, now); }
   ExchangeReport exchange() const {
     ExchangeReport x;
     pairing.fill(x);

@@ -8,6 +8,7 @@
 #include "exchange/record_codec.hpp"
 #include "exchange/remote_nat.hpp"
 #include "exchange/remote_pairing.hpp"
+#include "remote_report.hpp"
 
 namespace skewscope::exchange {
 namespace {
@@ -160,10 +161,7 @@ struct TwoOwners {
   }
   AgentReport report(RemotePairing& p, DomainRegistry& d, std::int64_t now) {
     p.tick(now, true);
-    AgentReport r;
-    r.domain_clocks.resize(d.size());
-    add_remote_results(r, p.results(now));
-    return r;
+    return test::remote_report(p, d, now);
   }
 };
 

@@ -4,6 +4,7 @@
 
 #include "core/agent_report.hpp"
 #include "exchange/remote_pairing.hpp"
+#include "remote_report.hpp"
 
 namespace skewscope::exchange {
 namespace {
@@ -35,10 +36,7 @@ struct Owner {
   }
   AgentReport report(std::int64_t now) {
     pairing.tick(now, true);
-    AgentReport r;
-    r.domain_clocks.resize(domains.size());
-    add_remote_results(r, pairing.results(now));
-    return r;
+    return test::remote_report(pairing, domains, now);
   }
   const DomainPairing* domain(const AgentReport& r, const char* name) {
     for (const auto& d : r.health.pairing)

@@ -3,6 +3,7 @@
 #include <doctest/doctest.h>
 
 #include "core/agent_report.hpp"
+#include "remote_report.hpp"
 
 namespace skewscope::exchange {
 namespace {
@@ -30,12 +31,7 @@ struct Fixture {
     pairing.ingest(partition, from_a, now, kRealtimeMinusMono, domains);
   }
 
-  AgentReport report(std::int64_t now) {
-    AgentReport r;
-    r.domain_clocks.resize(domains.size());
-    add_remote_results(r, pairing.results(now));
-    return r;
-  }
+  AgentReport report(std::int64_t now) { return test::remote_report(pairing, domains, now); }
 };
 
 }  // namespace

@@ -2,6 +2,7 @@
 
 #include "core/agent_report.hpp"
 #include "exchange/remote_pairing.hpp"
+#include "remote_report.hpp"
 
 namespace skewscope::exchange {
 namespace {
@@ -26,9 +27,7 @@ struct Fixture {
     pairing.ingest(0, b, now, kRealtimeMinusMono, domains);
   }
   const PairReport* pair(const char* src, const char* dst, std::int64_t now) {
-    r = AgentReport{};
-    r.domain_clocks.resize(domains.size());
-    add_remote_results(r, pairing.results(now));
+    r = test::remote_report(pairing, domains, now);
     for (const auto& p : r.health.pairs)
       if (domains.name(p.key.src) == src && domains.name(p.key.dst) == dst) return &p;
     return nullptr;

@@ -10,6 +10,7 @@
 #include "correlate/message_pairing.hpp"
 #include "exchange/record_codec.hpp"
 #include "exchange/remote_pairing.hpp"
+#include "remote_report.hpp"
 #include "skewscope/v1/halves.pb.h"
 
 namespace skewscope::exchange {
@@ -131,9 +132,7 @@ TEST_CASE("zmtp across hosts: one agent per host, the owner pairs every message 
     CHECK(x.zmtp_messages.recvs == messages);
     CHECK(x.zmtp_messages.pairs == messages);
     CHECK(x.zmtp_messages.duplicates == 0);
-    AgentReport r;
-    r.domain_clocks.resize(domains.size());
-    add_remote_results(r, owner.results(now));
+    const AgentReport r = test::remote_report(owner, domains, now);
     std::uint64_t zmtp_spans = 0, negative = 0;
     for (const auto& p : r.health.pairs) {
       if (p.key.transport != Transport::zmtp) continue;
