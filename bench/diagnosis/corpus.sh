@@ -2,10 +2,13 @@
 # Labelled incidents for the diagnosis (docs/diagnosis.md), made in the lab with real traffic
 # through the real agent, one NDJSON line each; score.py turns them into the figures.
 #
-#   bench/diagnosis/corpus.sh [--incidents N] [--start I] [--out DIR] [--build DIR]
+#   bench/diagnosis/corpus.sh [--incidents N] [--start I] [--kinds LIST] [--out DIR] [--build DIR]
 #
 # --start I continues a corpus at incident I (appending to its NDJSON): the kinds, sizes and
-# split depend on the incident's number only.
+# split depend on the incident's number only. --kinds LIST (comma-separated kind names, below:
+# e.g. clock_drift,two_drifts) runs only the incidents of those kinds among the N numbers from
+# I on, each with the number, size, hosts and split it has in the full corpus (the others are
+# passed over, not recorded): `--incidents 144 --kinds clock_drift,two_drifts` is 16 of each.
 #
 # Four namespace hosts: h1, h2, h3 ping each other and h4 both ways (200 round trips/s per pair);
 # h3 and h4 talk only through one-way ZeroMQ PUSH/PULL streams, one each way. A real ptp4l pair
@@ -47,12 +50,14 @@ source "$(dirname "$0")/../lib.sh"
 
 INCIDENTS=32
 START=0
+ONLY_KINDS=
 OUT=$SRC/bench/results/diagnosis
 OBSERVE_S=${OBSERVE_S:-6}
 while [ $# -gt 0 ]; do
   case $1 in
     --incidents) INCIDENTS=$2; shift 2 ;;
     --start) START=$2; shift 2 ;;
+    --kinds) ONLY_KINDS=$2; shift 2 ;;
     --out) OUT=$2; shift 2 ;;
     --build) BUILD=$2; shift 2 ;;
     *) die "unknown option $1" ;;
@@ -60,6 +65,10 @@ while [ $# -gt 0 ]; do
 done
 [[ $INCIDENTS =~ ^[0-9]+$ ]] && [ "$INCIDENTS" -ge 1 ] || die "--incidents must be a positive number"
 [[ $START =~ ^[0-9]+$ ]] || die "--start must be a number"
+KINDS=(none clock_step clock_drift capture_incomplete ptp_lost path_asymmetry clock_source_disagrees two_steps two_drifts)
+for k in ${ONLY_KINDS//,/ }; do
+  [[ " ${KINDS[*]} " == *" $k "* ]] || die "--kinds: unknown kind $k (one of ${KINDS[*]})"
+done
 bench_init
 mkdir -p "$OUT"
 NDJSON=$OUT/incidents.ndjson
@@ -125,10 +134,10 @@ now() { date +%s.%N; }
 STEPS=(+1ms -5ms +20ms -1ms +5ms -20ms)
 DRIFTS=(+20ppm -50ppm +100ppm -20ppm +50ppm -100ppm)
 STANDING=(+2ms -5ms -2ms +5ms)
-KINDS=(none clock_step clock_drift capture_incomplete ptp_lost path_asymmetry clock_source_disagrees two_steps two_drifts)
 LOSS_PORT=7600
 for i in $(seq "$START" $((START + INCIDENTS - 1))); do
   kind=${KINDS[$((i % 9))]}
+  [ -z "$ONLY_KINDS" ] || [[ ",$ONLY_KINDS," == *",$kind,"* ]] || continue
   block=$((i / 9))
   hosts=$((3 + block % 2))
   culprit_i=$((1 + block % hosts))
