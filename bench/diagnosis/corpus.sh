@@ -2,13 +2,16 @@
 # Labelled incidents for the diagnosis (docs/diagnosis.md), made in the lab with real traffic
 # through the real agent, one NDJSON line each; score.py turns them into the figures.
 #
-#   bench/diagnosis/corpus.sh [--incidents N] [--start I] [--kinds LIST] [--out DIR] [--build DIR]
+#   bench/diagnosis/corpus.sh [--incidents N] [--start I] [--kinds LIST] [--settle S] [--out DIR] [--build DIR]
 #
 # --start I continues a corpus at incident I (appending to its NDJSON): the kinds, sizes and
 # split depend on the incident's number only. --kinds LIST (comma-separated kind names, below:
 # e.g. clock_drift,two_drifts) runs only the incidents of those kinds among the N numbers from
 # I on, each with the number, size, hosts and split it has in the full corpus (the others are
 # passed over, not recorded): `--incidents 144 --kinds clock_drift,two_drifts` is 16 of each.
+# --settle S waits S seconds more once every pair is `none` before the fault (default 0: the fault
+# comes as soon as they are, a second or two into the agent's history; a deployed agent has watched
+# its pairs for minutes, long enough to pin a still pair's slope within the drift threshold).
 #
 # Four namespace hosts: h1, h2, h3 ping each other and h4 both ways (200 round trips/s per pair);
 # h3 and h4 talk only through one-way ZeroMQ PUSH/PULL streams, one each way. A real ptp4l pair
@@ -51,6 +54,7 @@ source "$(dirname "$0")/../lib.sh"
 INCIDENTS=32
 START=0
 ONLY_KINDS=
+SETTLE_S=0
 OUT=$SRC/bench/results/diagnosis
 OBSERVE_S=${OBSERVE_S:-6}
 while [ $# -gt 0 ]; do
@@ -58,6 +62,7 @@ while [ $# -gt 0 ]; do
     --incidents) INCIDENTS=$2; shift 2 ;;
     --start) START=$2; shift 2 ;;
     --kinds) ONLY_KINDS=$2; shift 2 ;;
+    --settle) SETTLE_S=$2; shift 2 ;;
     --out) OUT=$2; shift 2 ;;
     --build) BUILD=$2; shift 2 ;;
     *) die "unknown option $1" ;;
@@ -65,6 +70,7 @@ while [ $# -gt 0 ]; do
 done
 [[ $INCIDENTS =~ ^[0-9]+$ ]] && [ "$INCIDENTS" -ge 1 ] || die "--incidents must be a positive number"
 [[ $START =~ ^[0-9]+$ ]] || die "--start must be a number"
+[[ $SETTLE_S =~ ^[0-9]+$ ]] || die "--settle must be a number of seconds"
 KINDS=(none clock_step clock_drift capture_incomplete ptp_lost path_asymmetry clock_source_disagrees two_steps two_drifts)
 for k in ${ONLY_KINDS//,/ }; do
   [[ " ${KINDS[*]} " == *" $k "* ]] || die "--kinds: unknown kind $k (one of ${KINDS[*]})"
@@ -159,6 +165,7 @@ for i in $(seq "$START" $((START + INCIDENTS - 1))); do
     jq -nc --argjson i "$i" --arg kind "$kind" '{id: $i, kind: $kind, skipped: "not settled before the fault"}' >>"$NDJSON"
     continue
   fi
+  [ "$kind" = clock_source_disagrees ] || [ "$SETTLE_S" -eq 0 ] || sleep "$SETTLE_S"
   case $kind in
     clock_step)
       fault="h$culprit_i=${STEPS[$size]}"; culprit=h$culprit_i
