@@ -47,12 +47,12 @@ struct OffsetSample {
   std::optional<double> drift_ppm, drift_bound_ppm;
 };
 
-// A change of a pair's offset its history shows (pair_history.hpp).
+// A change of a pair's offset its history shows, or without one its steady slope (pair_history.hpp).
 struct Shift {
-  Cause kind = Cause::none;            // clock_step or clock_drift
+  Cause kind = Cause::none;            // clock_step or clock_drift; none: no change, the steady slope
   double value = 0;                    // step in ns, or slope in ppm (of θ)
   double tolerance = 0;                // same unit: what the bounds alone could explain
-  std::int64_t at_ns = 0;              // the first estimate after the anchor that showed it
+  std::int64_t at_ns = 0;              // the first estimate after the anchor that showed it (none: the stretch's first)
   double before_ns = 0, after_ns = 0;  // the offsets compared
 };
 
@@ -65,7 +65,7 @@ struct PairObservation {
   std::optional<double> forward_min_span_ns, reverse_min_span_ns;  // src → dst, dst → src
   std::uint64_t spans = 0, negative_spans = 0, unexplained_negative_spans = 0;
   bool capture_complete = true;               // capture up and no half lost in the window
-  std::optional<Shift> shift;                 // from the pair's history
+  std::optional<Shift> shift;                 // from the pair's history: a change, or its steady slope
   bool history_settled = false;               // the history holds a settled estimate (PairHistory::ever_settled)
   std::optional<OffsetSample> first_settled;  // the oldest settled estimate the history holds
 };
@@ -105,6 +105,11 @@ struct PairDiagnosis {
   // What this pair contributes to triangulation (also when its cause is none): its step (ns) or
   // "no step" (0 ± bounds), its slope (ppm) and its current offset (ns).
   std::optional<Measure> step, drift, offset;
+  // Its spans invert, or its estimator's window broke, while its history shows no change (yet):
+  // its offset reached the delay or left its line, so it may be moving however still its slope
+  // looks, and it cannot vouch for the others' stillness (drift triangulation, rule 1). Not in the
+  // JSON: a merged view takes every pair as able to.
+  bool moved_unmeasured = false;
   bool incident() const { return cause != Cause::none && cause != Cause::undetermined; }
 };
 

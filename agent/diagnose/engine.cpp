@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <limits>
 #include <map>
 
 #include "diagnose/triangulate.hpp"
@@ -70,15 +71,28 @@ std::string offset_text(const OffsetSample& s) {
   return "offset " + format_ns(*s.offset_ns) + " ± " + format_ns(*s.bound_ns).substr(1);
 }
 
-void fill_measures(PairDiagnosis& d, const PairObservation& p) {
-  if (p.shift && p.shift->kind == Cause::clock_step)
+void fill_measures(PairDiagnosis& d, const PairObservation& p, const Config& config) {
+  const bool changed = p.shift && p.shift->kind != Cause::none;
+  if (changed && p.shift->kind == Cause::clock_step)
     d.step = Measure{p.shift->value, p.shift->tolerance};
-  else if (!p.shift && (p.now.settled || p.history_settled) && p.now.offset_ns && p.now.bound_ns)
+  else if (!changed && (p.now.settled || p.history_settled) && p.now.offset_ns && p.now.bound_ns)
     d.step = Measure{0, 2 * *p.now.bound_ns};  // seen settled, no step since: a consistent pair
-  if (p.shift && p.shift->kind == Cause::clock_drift)
+  d.moved_unmeasured = !changed && (p.negative_spans > 0 || p.now.broken);
+  if (changed && p.shift->kind == Cause::clock_drift) {
     d.drift = Measure{p.shift->value, p.shift->tolerance};
-  else if (p.now.drift_ppm && p.now.drift_bound_ppm)
-    d.drift = Measure{*p.now.drift_ppm, *p.now.drift_bound_ppm};
+  } else {
+    std::optional<Measure> own;  // the estimator's slope over its window
+    if (p.now.drift_ppm && p.now.drift_bound_ppm) own = Measure{*p.now.drift_ppm, *p.now.drift_bound_ppm};
+    const bool own_clears = own && std::abs(own->value) > own->tolerance + config.drift_threshold_ppm;
+    // The history's steady slope, over a longer stretch, pins it tighter; not for a pair whose spans
+    // invert (its offset reached the delay: it may be moving, however still its stretch looks) nor
+    // one whose own slope is a drift (rule 4 names it).
+    if (p.shift && p.shift->kind == Cause::none && p.negative_spans == 0 && !own_clears &&
+        (!own || p.shift->tolerance < own->tolerance))
+      d.drift = Measure{p.shift->value, p.shift->tolerance};
+    else
+      d.drift = own;
+  }
   if (p.two_sided && !p.now.broken && p.now.offset_ns && p.now.bound_ns)
     d.offset = Measure{*p.now.offset_ns, *p.now.bound_ns};
 }
@@ -91,7 +105,7 @@ PairDiagnosis diagnose_pair_rules(const PairObservation& p, const HostClock* src
   PairDiagnosis d;
   d.src = p.src;
   d.dst = p.dst;
-  fill_measures(d, p);
+  fill_measures(d, p, config);
   const std::string spans = std::to_string(p.spans) + " spans, " + std::to_string(p.negative_spans) + " inverted (" +
                             std::to_string(p.unexplained_negative_spans) + " beyond the clocks' bounds)";
   // 1. Losses: an inversion may be hidden in what was lost, so nothing can be concluded.
@@ -270,8 +284,14 @@ std::string clock_line(const HostClock& c) {
 std::vector<PairMeasure> measures_of(const std::vector<PairDiagnosis>& pairs,
                                      std::optional<Measure> PairDiagnosis::*m) {
   std::vector<PairMeasure> out;
-  for (const auto& p : pairs)
-    if (p.cause != Cause::capture_incomplete && p.*m) out.push_back({p.src, p.dst, (p.*m)->value, (p.*m)->tolerance});
+  const bool drift = m == &PairDiagnosis::drift;
+  for (const auto& p : pairs) {
+    if (p.cause == Cause::capture_incomplete) continue;
+    if (p.*m)
+      out.push_back({p.src, p.dst, (p.*m)->value, (p.*m)->tolerance, !drift || !p.moved_unmeasured});
+    else if (drift && p.moved_unmeasured)  // broken, no slope yet: consistent with anything, still with nothing
+      out.push_back({p.src, p.dst, 0, std::numeric_limits<double>::infinity(), false});
+  }
   return out;
 }
 
@@ -285,7 +305,11 @@ DiagnosisReport combine(std::vector<PairDiagnosis> pairs, const std::vector<Host
   // One triangulation per kind of shift, over every pair that measured it (faulty or not).
   std::map<Cause, Triangulation> by_cause;
   by_cause[Cause::clock_step] = triangulate(measures_of(pairs, &PairDiagnosis::step));
-  by_cause[Cause::clock_drift] = triangulate(measures_of(pairs, &PairDiagnosis::drift), config.drift_threshold_ppm);
+  // A slope's tolerance shrinks as its pair is watched longer: a pair among the others counts as
+  // still only once it is at most the threshold (docs/diagnosis.md, "Culprit"). A step or an offset
+  // does not grow with time: its tolerance now is what it will be.
+  by_cause[Cause::clock_drift] =
+      triangulate(measures_of(pairs, &PairDiagnosis::drift), config.drift_threshold_ppm, config.drift_threshold_ppm);
   by_cause[Cause::clock_source_disagrees] = triangulate(measures_of(pairs, &PairDiagnosis::offset));
   for (auto& p : pairs) {
     auto it = by_cause.find(p.cause);

@@ -1,6 +1,8 @@
 #include "diagnose/pair_history.hpp"
 
+#include <algorithm>
 #include <cmath>
+#include <limits>
 
 namespace skewscope::diagnose {
 
@@ -13,6 +15,13 @@ void PairHistory::add(const OffsetSample& s) {
 namespace {
 bool has_offset(const OffsetSample& s) { return s.offset_ns && s.bound_ns; }
 double ns_per_ppm_over(std::int64_t gap_ns) { return static_cast<double>(gap_ns) * 1e-6; }
+
+// The slopes (ns/s) that estimate `a`, earlier than `b`, leaves to a line through both intervals.
+std::pair<double, double> slopes_through(const OffsetSample& a, const OffsetSample& b) {
+  const double gap_s = static_cast<double>(b.t_ns - a.t_ns) * 1e-9;
+  return {(*b.offset_ns - *b.bound_ns - (*a.offset_ns + *a.bound_ns)) / gap_s,
+          (*b.offset_ns + *b.bound_ns - (*a.offset_ns - *a.bound_ns)) / gap_s};
+}
 }  // namespace
 
 bool PairHistory::ever_settled() const {
@@ -28,6 +37,43 @@ std::optional<OffsetSample> PairHistory::first_settled() const {
 }
 
 std::optional<Shift> PairHistory::shift(const Config& config) const {
+  if (auto c = change(config)) return c;
+  return steady(config);
+}
+
+std::optional<Shift> PairHistory::steady(const Config& config) const {
+  // From the newest estimate back, while unbroken with an offset: a line with slope s (ns/s) passes
+  // through every interval [lo, hi] of the stretch iff, for each earlier a and later b,
+  // (lo_b − hi_a) / (t_b − t_a) ≤ s ≤ (hi_b − lo_a) / (t_b − t_a) (two parameters: the pairs decide).
+  // Every estimate narrows the range or leaves it; one that no line admits with the newer ones ends
+  // the stretch (the pair bent there). The shortest stretch that is tight enough is the least
+  // diluted by the time before a change the stretch may still hold.
+  const std::size_t n = samples_.size();
+  if (n < 2) return std::nullopt;
+  const OffsetSample& newest = samples_.back();
+  double lo = -std::numeric_limits<double>::infinity(), hi = std::numeric_limits<double>::infinity();
+  std::optional<Shift> best;
+  for (std::size_t k = n; k-- > 0 && n - k <= kSteadySamples;) {
+    const OffsetSample& a = samples_[k];
+    if (a.broken || !has_offset(a)) break;
+    double next_lo = lo, next_hi = hi;
+    for (std::size_t j = k + 1; j < n; ++j) {
+      const auto [pair_lo, pair_hi] = slopes_through(a, samples_[j]);
+      next_lo = std::max(next_lo, pair_lo);
+      next_hi = std::min(next_hi, pair_hi);
+    }
+    if (next_lo > next_hi) break;
+    lo = next_lo;
+    hi = next_hi;
+    if (newest.t_ns - a.t_ns < kMinDriftSpanNs) continue;
+    const double tolerance_ppm = (hi - lo) / 2 * 1e-3;  // ns/s → ppm
+    best = Shift{Cause::none, (lo + hi) / 2 * 1e-3, tolerance_ppm, a.t_ns, *a.offset_ns, *newest.offset_ns};
+    if (tolerance_ppm <= config.drift_threshold_ppm) break;
+  }
+  return best;
+}
+
+std::optional<Shift> PairHistory::change(const Config& config) const {
   // The newest break: the estimator's window turned empty, or two consecutive settled estimates
   // differ by more than their bounds and the largest drift allow.
   const std::size_t n = samples_.size();
@@ -81,8 +127,23 @@ std::optional<Shift> PairHistory::shift_after_break(std::size_t brk_index, const
     if (has_offset(samples_[k])) first = &samples_[k];
   if (!first || !newest || newest->t_ns - first->t_ns < kMinDriftSpanNs) return std::nullopt;
   const double gap_s = static_cast<double>(newest->t_ns - first->t_ns) * 1e-9;
-  const double slope_ppm = (*newest->offset_ns - *first->offset_ns) / gap_s * 1e-3;  // ns/s → ppm
-  const double tolerance_ppm = (*first->bound_ns + *newest->bound_ns) / gap_s * 1e-3;
+  double slope_ppm = (*newest->offset_ns - *first->offset_ns) / gap_s * 1e-3;  // ns/s → ppm
+  double tolerance_ppm = (*first->bound_ns + *newest->bound_ns) / gap_s * 1e-3;
+  // Every estimate since the break holds θ within its interval, and a drift is one line: the
+  // slopes of the lines through all of them, when narrower (an estimate in between with a tighter
+  // interval than the first, the hull of the break's first ticks being the widest).
+  double lo = -std::numeric_limits<double>::infinity(), hi = std::numeric_limits<double>::infinity();
+  for (std::size_t i = *brk; i < n; ++i)
+    for (std::size_t j = i + 1; j < n; ++j)
+      if (has_offset(samples_[i]) && has_offset(samples_[j])) {
+        const auto [pair_lo, pair_hi] = slopes_through(samples_[i], samples_[j]);
+        lo = std::max(lo, pair_lo);
+        hi = std::min(hi, pair_hi);
+      }
+  if (lo <= hi && (hi - lo) / 2 * 1e-3 < tolerance_ppm) {
+    slope_ppm = (lo + hi) / 2 * 1e-3;
+    tolerance_ppm = (hi - lo) / 2 * 1e-3;
+  }
   if (std::abs(slope_ppm) > tolerance_ppm + config.drift_threshold_ppm)
     return Shift{Cause::clock_drift, slope_ppm, tolerance_ppm, samples_[*brk].t_ns, *a.offset_ns, *newest->offset_ns};
   return std::nullopt;

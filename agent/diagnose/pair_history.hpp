@@ -19,8 +19,15 @@ class PairHistory {
   explicit PairHistory(std::size_t capacity) : capacity_(capacity == 0 ? 1 : capacity) {}
   void add(const OffsetSample& s);
   const std::deque<OffsetSample>& samples() const { return samples_; }
-  // The newest change the history shows (docs/diagnosis.md, "Step or drift"), if any.
+  // What the history says of the pair (docs/diagnosis.md, "History"): its newest change (a step or
+  // a drift), or without one its steady slope (kind none), or nothing.
   std::optional<Shift> shift(const Config& config) const;
+  // The newest change alone (a step or a drift), if any.
+  std::optional<Shift> change(const Config& config) const;
+  // Without a change: the slopes of every line through the intervals (offset ± bound) of the newest
+  // unbroken estimates, over the shortest stretch of at least kMinDriftSpanNs whose half-width is at
+  // most the drift threshold, else over the longest that one line admits (docs/diagnosis.md, step 6).
+  std::optional<Shift> steady(const Config& config) const;
   // A settled estimate is in the history: "no shift" then means the pair was seen not to move.
   bool ever_settled() const;
   // The oldest settled estimate with an offset: what the pair looked like when first seen settled.
@@ -29,6 +36,8 @@ class PairHistory {
   // it is a drift is then the clearance test's to say (its tolerance is the bounds over the span),
   // so a fast drift is named one tick after the break and a slow one when its slope clears.
   static constexpr std::int64_t kMinDriftSpanNs = 1'000'000'000;
+  // The steady slope looks back over at most this many estimates (a minute): its cost is quadratic.
+  static constexpr std::size_t kSteadySamples = 60;
 
  private:
   // A step or a drift from the break at `brk` on (docs/diagnosis.md, steps 2-4).

@@ -1,6 +1,7 @@
 #include "diagnose/triangulate.hpp"
 
 #include <cmath>
+#include <cstdio>
 #include <set>
 
 namespace skewscope::diagnose {
@@ -9,7 +10,7 @@ namespace {
 std::string pair_name(const PairMeasure& m) { return m.src + "→" + m.dst; }
 }  // namespace
 
-Triangulation triangulate(const std::vector<PairMeasure>& measures, double floor) {
+Triangulation triangulate(const std::vector<PairMeasure>& measures, double floor, double tight) {
   Triangulation t;
   std::set<std::string> hosts;
   for (const auto& m : measures) {
@@ -21,10 +22,13 @@ Triangulation triangulate(const std::vector<PairMeasure>& measures, double floor
     return t;
   }
   std::vector<Triangulation> fits;
+  std::vector<std::string> not_yet;  // hosts that fit while a pair without them is not yet tight
+  std::size_t wide_pairs = 0;        // of the first of them
   for (const auto& h : hosts) {
     Triangulation c;
     c.culprit = h;
     bool fits_all = true;
+    std::size_t wide = 0;                           // pairs without h consistent only within a tolerance above `tight`
     bool moved = false;                             // at least one of h's pairs cleared its tolerance
     std::vector<std::pair<double, double>> shifts;  // the host's own shift per pair, with tolerance
     for (const auto& m : measures) {
@@ -37,6 +41,7 @@ Triangulation triangulate(const std::vector<PairMeasure>& measures, double floor
         c.shifted.push_back(pair_name(m));
       } else {
         if (std::abs(m.value) > tol) fits_all = false;
+        if (m.tolerance > tight || (!m.tight_ok && std::isfinite(tight))) ++wide;
         c.consistent.push_back(pair_name(m));
       }
     }
@@ -54,8 +59,26 @@ Triangulation triangulate(const std::vector<PairMeasure>& measures, double floor
         if (std::abs(shifts[i].first - shifts[j].first) > shifts[i].second + shifts[j].second) fits_all = false;
     }
     if (!fits_all) continue;
+    if (wide > 0) {
+      if (not_yet.empty()) wide_pairs = wide;
+      not_yet.push_back(h);
+      continue;
+    }
     c.amount = sum / static_cast<double>(cleared);  // the pairs that measured the shift beyond their tolerance
     fits.push_back(std::move(c));
+  }
+  if (!not_yet.empty()) {
+    // A pair among the others still too wide to show a shift of its own: it may be moving too.
+    std::set<std::string> all(not_yet.begin(), not_yet.end());
+    for (const auto& c : fits) all.insert(*c.culprit);
+    t.candidates.assign(all.begin(), all.end());
+    char tol[32];
+    std::snprintf(tol, sizeof tol, "%g", tight);
+    t.note = not_yet.front() + " explains the pairs it is in, but " + std::to_string(wide_pairs) +
+             " pair(s) among the others cannot yet show a shift of their own (a tolerance above " + tol +
+             ", or inverted or broken with no slope yet): culprit not yet known";
+    if (t.candidates.size() > 1) t.note += " (one of " + std::to_string(t.candidates.size()) + ")";
+    return t;
   }
   if (fits.size() == 1) {
     t = std::move(fits.front());

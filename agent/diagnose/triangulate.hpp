@@ -2,6 +2,7 @@
 // amount while the pairs among the other hosts stay consistent (docs/diagnosis.md, "Culprit").
 #pragma once
 
+#include <limits>
 #include <optional>
 #include <string>
 #include <vector>
@@ -13,6 +14,7 @@ struct PairMeasure {
   std::string src, dst;
   double value = 0;
   double tolerance = 0;  // |value| ≤ tolerance: consistent with no shift
+  bool tight_ok = true;  // may count as tight (see `tight` below) whatever its tolerance says
 };
 
 struct Triangulation {
@@ -29,6 +31,10 @@ struct Triangulation {
 // `floor` is added to every tolerance (a slope threshold, say). Needs a pair without the culprit,
 // so at least three hosts; exactly one host must fit: the pairs without it consistent, its own pairs
 // agreeing on one shift, at least one of them beyond its tolerance (docs/diagnosis.md, "Culprit").
-Triangulation triangulate(const std::vector<PairMeasure>& measures, double floor = 0);
+// A pair without the host whose own tolerance is above `tight` (or, with `tight` finite, one not
+// `tight_ok`) is consistent only because it is not yet measured well enough to show a shift of its
+// own: the host then fits at best "not yet" (it is a candidate, not the culprit).
+Triangulation triangulate(const std::vector<PairMeasure>& measures, double floor = 0,
+                          double tight = std::numeric_limits<double>::infinity());
 
 }  // namespace skewscope::diagnose

@@ -390,3 +390,111 @@ TEST_CASE("format_ns") {
   CHECK(format_ns(-13'000) == "-13.0 µs");
   CHECK(format_ns(40) == "+40 ns");
 }
+
+TEST_CASE("a pair among the others counts as still only once its slope's tolerance is at most the threshold") {
+  // A pair whose history shows a drift (a slope over the seconds since its break, ± tolerance).
+  auto drifted = [](const std::string& s, const std::string& d, double ppm, double tol_ppm) {
+    PairObservation p = pair(s, d, ppm * 1'000 * 3, 40'000);
+    p.now.broken = true;
+    p.now.settled = false;
+    p.now.drift_ppm.reset();
+    p.negative_spans = 100;
+    p.shift = Shift{Cause::clock_drift, ppm, tol_ppm, 90 * kSecond, 0, ppm * 3'000};
+    return p;
+  };
+  // A pair with no change: the estimator's own slope over its window (± 10 ppm, as in the lab),
+  // and, when given, the steady slope of its history.
+  auto still = [](const std::string& s, const std::string& d, double ppm, std::optional<Measure> steady = {}) {
+    PairObservation p = pair(s, d);
+    p.now.drift_ppm = ppm;
+    p.now.drift_bound_ppm = 10;
+    if (steady) p.shift = Shift{Cause::none, steady->value, steady->tolerance, 80 * kSecond, 0, 0};
+    return p;
+  };
+  SUBCASE("one drift, the pair among the others tight: named, on the history's steady slope") {
+    auto r = diagnose({drifted("a", "c", 20, 2), drifted("b", "c", 20, 2), still("a", "b", 0.5, Measure{0.3, 1.5})}, {},
+                      Config{});
+    REQUIRE(find(r, "a", "c").culprit);
+    CHECK(*find(r, "a", "c").culprit == "c");
+    CHECK(host(r, "c").culprit);
+    REQUIRE(find(r, "a", "b").drift);
+    CHECK(find(r, "a", "b").drift->tolerance == doctest::Approx(1.5));  // tighter than the estimator's 10 ppm
+  }
+  SUBCASE("one drift, the pair among the others only within its wide tolerance: pending, not named") {
+    // a→b: 8 ± 10 ppm (+ 5) admits a 20 ppm drift of a or b as well as none.
+    auto r = diagnose({drifted("a", "c", 20, 2), drifted("b", "c", 20, 2), still("a", "b", 8)}, {}, Config{});
+    const auto& p = find(r, "a", "c");
+    CHECK(p.cause == Cause::clock_drift);
+    CHECK_FALSE(p.culprit);
+    CHECK(p.culprit_candidates == std::vector<std::string>{"c"});  // culprit not yet known, not "no single host"
+    CHECK(p.culprit_note.find("not yet known") != std::string::npos);
+    CHECK_FALSE(host(r, "c").culprit);
+    CHECK(find(r, "a", "b").culprit_candidates.empty());  // c is not in it
+  }
+  SUBCASE("a pair whose spans invert without a change in its history does not vouch, however tight") {
+    PairObservation ab = still("a", "b", 8, Measure{0.3, 1.5});
+    ab.negative_spans = 20;
+    auto r = diagnose({drifted("a", "c", 20, 2), drifted("b", "c", 20, 2), ab}, {}, Config{});
+    CHECK(find(r, "a", "b").drift->tolerance == doctest::Approx(10));  // the estimator's, not the steady slope
+    CHECK_FALSE(find(r, "a", "c").culprit);
+    CHECK(find(r, "a", "c").culprit_candidates == std::vector<std::string>{"c"});
+    ab.now.drift_bound_ppm = 3;  // the estimator's own slope tight as well (its window bent)
+    auto q = diagnose({drifted("a", "c", 20, 2), drifted("b", "c", 20, 2), ab}, {}, Config{});
+    CHECK_FALSE(find(q, "a", "c").culprit);
+    CHECK(find(q, "a", "c").culprit_candidates == std::vector<std::string>{"c"});
+  }
+  SUBCASE("two drifts, +100 ppm on a and +20 ppm on b: not named while b→c is wide, none once it is tight") {
+    // θ = dst − src: a→b −80, a→c −100, b→c −20 ppm. a's own shifts, +80 and +100, agree within
+    // their tolerances (8 + 5 each); b→c's own slope, −8 ± 10 ppm, is within 10 + 5 of 0.
+    auto early = diagnose({drifted("a", "b", -80, 8), drifted("a", "c", -100, 8), still("b", "c", -8)}, {}, Config{});
+    CHECK_FALSE(find(early, "a", "c").culprit);
+    CHECK(find(early, "a", "c").culprit_candidates == std::vector<std::string>{"a"});
+    CHECK_FALSE(host(early, "a").culprit);
+    // b→c's history now pins its slope: −18 ± 2 ppm, beyond 2 + 5. No host fits.
+    auto later = diagnose({drifted("a", "b", -80, 8), drifted("a", "c", -100, 8), still("b", "c", -8, Measure{-18, 2})},
+                          {}, Config{});
+    for (const auto& p : later.pairs) {
+      CHECK_FALSE(p.culprit);
+      CHECK(p.culprit_candidates.empty());
+    }
+    CHECK(find(later, "a", "c").culprit_note.find("no single host") != std::string::npos);
+    // Or its own drift cleared (a break, then the slope since it).
+    auto cleared =
+        diagnose({drifted("a", "b", -80, 8), drifted("a", "c", -100, 8), drifted("b", "c", -20, 4)}, {}, Config{});
+    CHECK_FALSE(find(cleared, "a", "c").culprit);
+    CHECK(find(cleared, "a", "c").culprit_candidates.empty());
+  }
+  SUBCASE("steps are not held back: a step's tolerance does not shrink with time") {
+    auto r =
+        diagnose({stepped("pre", "infer", 5e6), stepped("infer", "post", -5e6), still("pre", "post", 8)}, {}, Config{});
+    REQUIRE(find(r, "pre", "infer").culprit);
+    CHECK(*find(r, "pre", "infer").culprit == "infer");
+  }
+}
+
+TEST_CASE("a pair among the others whose window broke, with no slope yet, holds the culprit back") {
+  // d drifts −20 ppm (a→d, b→d cleared); c drifts too: a→c and b→c broke, no slope measured yet.
+  auto drifted = [](const std::string& s, const std::string& d, double ppm) {
+    PairObservation p = pair(s, d, ppm * 1'000 * 3, 40'000);
+    p.now.broken = true;
+    p.now.settled = false;
+    p.now.drift_ppm.reset();
+    p.shift = Shift{Cause::clock_drift, ppm, 2, 90 * kSecond, 0, ppm * 3'000};
+    return p;
+  };
+  auto broke = [](const std::string& s, const std::string& d) {
+    PairObservation p = pair(s, d, 0, 40'000);
+    p.now.broken = true;
+    p.now.settled = false;
+    p.now.drift_ppm.reset();
+    return p;
+  };
+  PairObservation ab = pair("a", "b");
+  ab.shift = Shift{Cause::none, 0.2, 1, 80 * kSecond, 0, 0};
+  auto r =
+      diagnose({drifted("a", "d", -20), drifted("b", "d", -20), broke("a", "c"), broke("b", "c"), ab, broke("c", "d")},
+               {}, Config{});
+  CHECK_FALSE(find(r, "a", "d").culprit);
+  CHECK(find(r, "a", "d").culprit_candidates == std::vector<std::string>{"d"});
+  CHECK_FALSE(find(r, "a", "c").drift);  // the JSON shows no slope for it
+}
