@@ -9,9 +9,11 @@
 # e.g. clock_drift,two_drifts) runs only the incidents of those kinds among the N numbers from
 # I on, each with the number, size, hosts and split it has in the full corpus (the others are
 # passed over, not recorded): `--incidents 144 --kinds clock_drift,two_drifts` is 16 of each.
-# --settle S waits S seconds more once every pair is `none` before the fault (default 0: the fault
-# comes as soon as they are, a second or two into the agent's history; a deployed agent has watched
-# its pairs for minutes, long enough to pin a still pair's slope within the drift threshold).
+# --settle S waits S seconds more once every pair is `none` before the fault (default 10). A
+# deployed agent has watched its pairs for minutes before a fault, long enough to pin a still
+# pair's slope within the drift threshold, which a drift's culprit waits for (docs/diagnosis.md,
+# "Culprit"; about 6-8 s in this lab). With 0 the fault comes a second or two into the agent's
+# history, as in the corpora recorded before this option (bench/RESULTS.md).
 #
 # Four namespace hosts: h1, h2, h3 ping each other and h4 both ways (200 round trips/s per pair);
 # h3 and h4 talk only through one-way ZeroMQ PUSH/PULL streams, one each way. A real ptp4l pair
@@ -54,7 +56,7 @@ source "$(dirname "$0")/../lib.sh"
 INCIDENTS=32
 START=0
 ONLY_KINDS=
-SETTLE_S=0
+SETTLE_S=10
 OUT=$SRC/bench/results/diagnosis
 OBSERVE_S=${OBSERVE_S:-6}
 while [ $# -gt 0 ]; do
