@@ -35,6 +35,18 @@ PairObservation stepped(const std::string& src, const std::string& dst, double s
   if (step_ns < -20'000) p.negative_spans = 400;
   return p;
 }
+// The pair after a drift of `ppm` (of θ) its history measured since a break at second 90, ± `tol_ppm`;
+// `inverted` spans in its window (a drift past the delay inverts one direction).
+PairObservation drifted(const std::string& src, const std::string& dst, double ppm, double tol_ppm = 2,
+                        std::uint64_t inverted = 0) {
+  PairObservation p = pair(src, dst, ppm * 1'000 * 3, 40'000);
+  p.now.broken = true;
+  p.now.settled = false;
+  p.now.drift_ppm.reset();
+  p.negative_spans = inverted;
+  p.shift = Shift{Cause::clock_drift, ppm, tol_ppm, 90 * kSecond, 0, ppm * 3'000};
+  return p;
+}
 HostClock synced(const std::string& host, double bound_ns = 1'000) {
   HostClock c;
   c.host = host;
@@ -169,14 +181,6 @@ TEST_CASE("a drift: clock_drift with its slope and the drifting host") {
 TEST_CASE("a slow drift: one of the culprit's pairs has not cleared its tolerance yet (corpus incidents 14, 26)") {
   // d drifts −20 ppm. a→d and b→d broke first: their slopes clear ± 2 ppm + 5; c→d has not
   // broken yet, and the estimator's own slope does not clear its bound (−14 ± 12 + 5).
-  auto drifted = [](const std::string& s, const std::string& d, double ppm, double tol_ppm) {
-    PairObservation p = pair(s, d, ppm * 1'000 * 3, 40'000);
-    p.now.broken = true;
-    p.now.settled = false;
-    p.now.drift_ppm.reset();
-    p.shift = Shift{Cause::clock_drift, ppm, tol_ppm, 90 * kSecond, 0, ppm * 3'000};
-    return p;
-  };
   // A pair whose history shows no shift yet: only the estimator's own slope, not pinned enough.
   auto unclear = [](const std::string& s, const std::string& d, double ppm, double bound_ppm) {
     PairObservation p = pair(s, d, ppm * 1'000 * 3, 40'000);
@@ -392,15 +396,10 @@ TEST_CASE("format_ns") {
 }
 
 TEST_CASE("a pair among the others counts as still only once its slope's tolerance is at most the threshold") {
-  // A pair whose history shows a drift (a slope over the seconds since its break, ± tolerance).
+  // A pair whose history shows a drift (a slope over the seconds since its break, ± tolerance), its
+  // spans inverted.
   auto drifted = [](const std::string& s, const std::string& d, double ppm, double tol_ppm) {
-    PairObservation p = pair(s, d, ppm * 1'000 * 3, 40'000);
-    p.now.broken = true;
-    p.now.settled = false;
-    p.now.drift_ppm.reset();
-    p.negative_spans = 100;
-    p.shift = Shift{Cause::clock_drift, ppm, tol_ppm, 90 * kSecond, 0, ppm * 3'000};
-    return p;
+    return ::drifted(s, d, ppm, tol_ppm, 100);
   };
   // A pair with no change: the estimator's own slope over its window (± 10 ppm, as in the lab),
   // and, when given, the steady slope of its history.
@@ -474,14 +473,6 @@ TEST_CASE("a pair among the others counts as still only once its slope's toleran
 
 TEST_CASE("a pair among the others whose window broke, with no slope yet, holds the culprit back") {
   // d drifts −20 ppm (a→d, b→d cleared); c drifts too: a→c and b→c broke, no slope measured yet.
-  auto drifted = [](const std::string& s, const std::string& d, double ppm) {
-    PairObservation p = pair(s, d, ppm * 1'000 * 3, 40'000);
-    p.now.broken = true;
-    p.now.settled = false;
-    p.now.drift_ppm.reset();
-    p.shift = Shift{Cause::clock_drift, ppm, 2, 90 * kSecond, 0, ppm * 3'000};
-    return p;
-  };
   auto broke = [](const std::string& s, const std::string& d) {
     PairObservation p = pair(s, d, 0, 40'000);
     p.now.broken = true;
