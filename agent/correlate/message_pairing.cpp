@@ -41,8 +41,10 @@ struct MessagePairing::State {
     bool framing_counted = false, unparsed_counted = false;
   };
 
+  // A Kafka connection's chunks are all of a client's end: the kernel copies no other
+  // (bpf/lib/payload_classify.h: a request sent first, or a socket connected to a named Kafka
+  // port, which may be first seen receiving when it is older than the agent).
   struct KafkaConnection {
-    bool client = false;
     kafka::ConnectionTracker tracker;
     std::int64_t last_seen_ns = 0;
     std::uint64_t sync_losses = 0, invalid = 0;
@@ -182,14 +184,9 @@ struct MessagePairing::State {
         return;
       }
       it = kafka_connections.try_emplace(key).first;
-      it->second.client = send;  // a client speaks first
     }
     KafkaConnection& conn = it->second;
     conn.last_seen_ns = h.capture_ns;
-    if (!conn.client) {
-      ++counters.kafka_broker_side_chunks;
-      return;
-    }
     batches.clear();
     conn.tracker.feed(send ? kafka::Direction::kToBroker : kafka::Direction::kFromBroker,
                       {static_cast<std::uint64_t>(h.capture_ns), h.seq, h.bytes, chunk.prefix}, batches);

@@ -74,12 +74,11 @@ struct MessagePairingCounters {
   std::uint64_t kafka_produced_batches = 0;
   std::uint64_t kafka_fetched_batches = 0;
   std::uint64_t kafka_pairs = 0;
-  std::uint64_t kafka_paired_records = 0;      // records in the paired batches
-  std::uint64_t kafka_unkeyed_batches = 0;     // no pairing key (e.g. LogAppendTime without offset)
-  std::uint64_t kafka_broker_side_chunks = 0;  // chunks of connections not followed (broker side)
-  std::uint64_t unpaired_sends = 0;            // aged out: never received (or receiver not traced)
-  std::uint64_t unpaired_recvs = 0;            // aged out: the sender's half never came
-  std::uint64_t duplicate_halves = 0;          // a second half with the same key (replaced)
+  std::uint64_t kafka_paired_records = 0;   // records in the paired batches
+  std::uint64_t kafka_unkeyed_batches = 0;  // no pairing key (e.g. LogAppendTime without offset)
+  std::uint64_t unpaired_sends = 0;         // aged out: never received (or receiver not traced)
+  std::uint64_t unpaired_recvs = 0;         // aged out: the sender's half never came
+  std::uint64_t duplicate_halves = 0;       // a second half with the same key (replaced)
   std::uint64_t dropped_table_full = 0;
   std::uint64_t streams_refused = 0;     // max_streams reached: chunks of new streams ignored
   std::uint64_t parser_sync_losses = 0;  // summed from the trackers

@@ -15,9 +15,10 @@
  *  - else ZMTP 3.x: the greeting signature, 0xFF, 8 bytes, 0x7F;
  *  - else Kafka: a request header, int32 size, int16 api_key 0..99, int16 api_version 0..31,
  *    int32 correlation id, int16 client id length -1..size.
- * A Kafka socket's role is the direction of its first bytes: a client speaks first. Only client
- * ends are followed (the agent names batches on them); a broker's end, or a forwarder's listening
- * end, becomes KAFKA_BROKER_SIDE and is never copied.
+ * A Kafka socket's role is the side of its named port (connected to it: a client's end), else the
+ * direction of its first bytes: a client speaks first. Only client ends are followed (the agent
+ * names batches on them); a broker's end, or a forwarder's listening end, becomes
+ * KAFKA_BROKER_SIDE and is never copied.
  * A verdict is keyed by the socket's address and checked against its port pair, so a recycled
  * struct sock never inherits the verdict of the socket that lived there before. */
 #pragma once
@@ -193,12 +194,13 @@ static __always_inline __u8 payload_on_enter(struct sock *sk, __u64 id, __u8 sys
 		if (!payload_in_scope(sk)) {
 			proto = SKEWSCOPE_PROTO_OUTSIDE_DOMAINS;
 		} else {
-			proto = payload_port_protocol(portpair >> 16);
-			if (proto == SKEWSCOPE_PROTO_UNDECIDED)
-				proto = payload_port_protocol(portpair & 0xffff);
-			/* A port names the protocol, not the end: the first bytes' direction will. */
+			__u8 local = payload_port_protocol(portpair >> 16);
+			__u8 remote = payload_port_protocol(portpair & 0xffff);
+			proto = local != SKEWSCOPE_PROTO_UNDECIDED ? local : remote;
+			/* A Kafka port also names the end: which side of the connection it is on. */
 			if (proto == SKEWSCOPE_PROTO_KAFKA)
-				proto = SKEWSCOPE_PROTO_KAFKA_PORT;
+				proto = payload_kafka_port_end(local == SKEWSCOPE_PROTO_KAFKA,
+							       remote == SKEWSCOPE_PROTO_KAFKA);
 			if (proto == SKEWSCOPE_PROTO_UNDECIDED && !payload_detect)
 				proto = SKEWSCOPE_PROTO_OTHER;
 		}

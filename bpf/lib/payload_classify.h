@@ -48,11 +48,25 @@ static inline __u8 payload_classify(const __u8 *b, __u32 n, __u8 kind)
 	return SKEWSCOPE_PROTO_OTHER;
 }
 
-/* A socket named Kafka by its port (--payload-port) learns its role from its first call that
- * moved bytes: a send makes it a client's end. */
+/* A socket named Kafka by its port (--payload-port) whose end its port cannot tell (both of its
+ * ports named: payload_kafka_port_end) learns it from its first call that moved bytes: a send
+ * makes it a client's end. */
 static inline __u8 payload_kafka_role(__u8 kind)
 {
 	return kind == SKEWSCOPE_HALF_SEND ? SKEWSCOPE_PROTO_KAFKA : SKEWSCOPE_PROTO_KAFKA_BROKER_SIDE;
+}
+
+/* A socket named Kafka by its port: the port's side is its end. Connected to a named port (the
+ * remote one), a client's end, followed; bound to it (the local one), a broker's end or a
+ * forwarder's listening end, never copied. Decided by the port, not by the direction of the first
+ * bytes seen, so that a connection older than the agent (whose first call seen may be the receive
+ * of a response: a consumer waiting on its Fetch) is still followed. Both ports named: the first
+ * bytes' direction decides (KAFKA_PORT, then payload_kafka_role). */
+static inline __u8 payload_kafka_port_end(int local_named, int remote_named)
+{
+	if (local_named && remote_named)
+		return SKEWSCOPE_PROTO_KAFKA_PORT;
+	return remote_named ? SKEWSCOPE_PROTO_KAFKA : SKEWSCOPE_PROTO_KAFKA_BROKER_SIDE;
 }
 
 #endif

@@ -86,7 +86,14 @@ TEST_CASE("too few bytes, or neither protocol, is other") {
   CHECK(classify(nine, SKEWSCOPE_HALF_RECV) == SKEWSCOPE_PROTO_OTHER);
 }
 
-TEST_CASE("a port-named Kafka socket's role is the direction of its first bytes") {
+TEST_CASE("a port-named Kafka socket's end is the side of the named port") {
+  // Connected to the broker's port: a client's end, whatever its first call seen (a consumer
+  // older than the agent is first seen receiving a Fetch response).
+  CHECK(payload_kafka_port_end(0, 1) == SKEWSCOPE_PROTO_KAFKA);
+  // Bound to it: the broker's end, or a forwarder's listening end.
+  CHECK(payload_kafka_port_end(1, 0) == SKEWSCOPE_PROTO_KAFKA_BROKER_SIDE);
+  // Both ports named: the port cannot tell; the first bytes' direction will.
+  CHECK(payload_kafka_port_end(1, 1) == SKEWSCOPE_PROTO_KAFKA_PORT);
   CHECK(payload_kafka_role(SKEWSCOPE_HALF_SEND) == SKEWSCOPE_PROTO_KAFKA);
   CHECK(payload_kafka_role(SKEWSCOPE_HALF_RECV) == SKEWSCOPE_PROTO_KAFKA_BROKER_SIDE);
 }
