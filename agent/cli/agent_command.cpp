@@ -23,6 +23,8 @@ void add_agent_options(CLI::App& c, AgentOptions& o) {
   c.add_flag("--only-domains", o.only_domains, "drop events outside the declared domains");
   c.add_option("--simulate-clock", o.simulate, "lab only: NAME=OFFSET[,DRIFTppm], e.g. infer=+5ms; repeatable");
   c.add_option("--window", o.window, "health window")->capture_default_str();
+  c.add_option("--estimate-interval", o.estimate_interval, "how often offsets are estimated and diagnosed (100ms-10s)")
+      ->capture_default_str();
   c.add_option("--control-socket", o.control_socket, "unix socket for mutating commands (mode 0600)")
       ->capture_default_str();
   c.add_option("--max-pending", o.max_pending, "bound on halves waiting for their other half")

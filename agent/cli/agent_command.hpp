@@ -19,6 +19,7 @@ struct AgentOptions {
   bool only_domains = false;
   std::vector<std::string> simulate;
   std::string window = "30s";
+  std::string estimate_interval = "250ms";  // the estimator's evaluation of every pair
   std::string control_socket = "/run/skewscope.sock";
   std::size_t max_pending = 1 << 18;
   std::string send_max_age = "10s";

@@ -115,6 +115,11 @@ Status plan_agent(const AgentOptions& o, AgentPlan& plan) {
   if (!window) return Status::fail("--window: " + window.error);
   if (*window < 1'000'000'000 || *window > kMaxWindowNs) return Status::fail("--window must be from 1s to 1h");
   plan.core.window_ns = *window;
+  auto interval = parse_duration_ns(o.estimate_interval);
+  if (!interval) return Status::fail("--estimate-interval: " + interval.error);
+  if (*interval < 100'000'000 || *interval > 10'000'000'000)
+    return Status::fail("--estimate-interval must be from 100ms to 10s");
+  plan.core.estimate_interval_ns = *interval;
   auto send_age = parse_duration_ns(o.send_max_age);
   if (!send_age || *send_age <= 0 || *send_age > kMaxSendAgeNs)
     return Status::fail("--send-max-age: " + (send_age ? "must be positive and at most 1h" : send_age.error));

@@ -22,6 +22,11 @@ AgentCore::AgentCore(DomainRegistry domains, AgentCoreConfig config)
         c.window_ns = config.window_ns;
         c.at_risk_share = config.at_risk_share;
         return c;
+      }()),
+      diagnosis_history_([&] {
+        diagnose::Config c;
+        c.estimate_interval_ns = config.estimate_interval_ns;
+        return c;
       }()) {}
 
 bool AgentCore::is_own_traffic(const skewscope_half_event& e) const {
@@ -161,8 +166,8 @@ void AgentCore::tick(std::int64_t now_ns) {
   }
   rdma_.expire(now_ns);
   if (nat_) nat_->expire(now_ns);
-  // The estimator's evaluation costs tens of microseconds per pair: once a second is enough.
-  const bool estimate = now_ns - last_estimate_tick_ns_ >= 1'000'000'000;
+  // The estimator's evaluation costs tens of microseconds per pair (--estimate-interval).
+  const bool estimate = now_ns - last_estimate_tick_ns_ >= config_.estimate_interval_ns;
   if (estimate) {
     estimator_.tick(now_ns);
     last_estimate_tick_ns_ = now_ns;

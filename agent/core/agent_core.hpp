@@ -36,6 +36,9 @@ struct AgentCoreConfig {
   std::int64_t window_ns = 30'000'000'000;
   double at_risk_share = 0.5;  // at_risk when |offset| >= share x Δt_min
   PairingFloor pairing_floor;  // below it a domain's health is unknown (health/pairing_window.hpp)
+  // How often the estimator evaluates every pair and the diagnosis records its history: the
+  // floor under the time to a verdict (docs/diagnosis.md), at tens of µs per pair per evaluation.
+  std::int64_t estimate_interval_ns = 250'000'000;
 };
 
 class AgentCore {
@@ -71,7 +74,7 @@ class AgentCore {
   SimulatedClocks& simulated_clocks() { return simulated_; }
   const DomainRegistry& domains() const { return domains_; }
   const estimate::Estimator& estimator() const { return estimator_; }
-  // Each pair's recent offset estimates, fed once a second by tick(), for add_diagnosis().
+  // Each pair's recent offset estimates, fed at every estimator tick by tick(), for add_diagnosis().
   const diagnose::HistoryBook& diagnosis_history() const { return diagnosis_history_; }
 
   // With the counters of the last observe_source().

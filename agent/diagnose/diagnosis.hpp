@@ -6,6 +6,7 @@
 // more than one --agent). Every rule is written down in docs/diagnosis.md.
 #pragma once
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <optional>
@@ -30,12 +31,27 @@ const char* cause_name(Cause c);
 std::optional<Cause> cause_from_name(const std::string& name);
 
 struct Config {
-  double drift_threshold_ppm = 5;     // a slope below this is no fault (disciplined clocks stay well inside it)
-  double max_drift_ppm = 200;         // a change faster than this over the gap between two estimates is a step
-  std::size_t history_samples = 120;  // per pair, one a second: two minutes
-  std::size_t max_pairs = 1024;       // pairs with a history; further pairs are counted, not remembered
+  double drift_threshold_ppm = 5;  // a slope below this is no fault (disciplined clocks stay well inside it)
+  double max_drift_ppm = 200;      // a change faster than this over the gap between two estimates is a step
+  // The estimator's evaluation interval (one history sample per pair each): a slope is measured
+  // over at least two of them, and the steady slope looks at most one sample a second.
+  std::int64_t estimate_interval_ns = 1'000'000'000;
+  std::int64_t history_ns = 120'000'000'000;       // per pair: two minutes of samples
+  std::size_t max_pairs = 1024;                    // pairs with a history; further pairs are counted, not remembered
   std::int64_t forget_after_ns = 120'000'000'000;  // a pair without an estimate that long loses its history
   double asymmetry_ratio = 4;  // lopsided: one direction's minimum span at least this many times the other's
+
+  std::size_t history_samples() const {
+    return static_cast<std::size_t>(history_ns / std::max<std::int64_t>(estimate_interval_ns, 1)) + 1;
+  }
+  // A slope is measured over at least two estimator ticks (one interval): a fast drift is named
+  // one tick after its break, a slow one when its slope over a longer time clears its tolerance.
+  std::int64_t min_drift_span_ns() const { return estimate_interval_ns; }
+  // The steady slope takes one sample in this many, so that its 60 samples span a minute.
+  std::size_t steady_stride() const {
+    return static_cast<std::size_t>(
+        std::max<std::int64_t>(1, 1'000'000'000 / std::max<std::int64_t>(estimate_interval_ns, 1)));
+  }
 };
 
 // One estimator tick of one pair, θ = clock(dst) − clock(src).
@@ -110,6 +126,9 @@ struct PairDiagnosis {
   // looks, and it cannot vouch for the others' stillness (drift triangulation, rule 1). Not in the
   // JSON: a merged view takes every pair as able to.
   bool moved_unmeasured = false;
+  // Of those, its window broke: its offset certainly left its line (changed pace or jumped), so no
+  // host outside it fits a drift (rule 1), though its slope is not measured yet. Not in the JSON.
+  bool broke_unmeasured = false;
   bool incident() const { return cause != Cause::none && cause != Cause::undetermined; }
 };
 

@@ -78,6 +78,7 @@ void fill_measures(PairDiagnosis& d, const PairObservation& p, const Config& con
   else if (!changed && (p.now.settled || p.history_settled) && p.now.offset_ns && p.now.bound_ns)
     d.step = Measure{0, 2 * *p.now.bound_ns};  // seen settled, no step since: a consistent pair
   d.moved_unmeasured = !changed && (p.negative_spans > 0 || p.now.broken);
+  d.broke_unmeasured = !changed && p.now.broken;
   if (changed && p.shift->kind == Cause::clock_drift) {
     d.drift = Measure{p.shift->value, p.shift->tolerance};
   } else {
@@ -287,10 +288,13 @@ std::vector<PairMeasure> measures_of(const std::vector<PairDiagnosis>& pairs,
   const bool drift = m == &PairDiagnosis::drift;
   for (const auto& p : pairs) {
     if (p.cause == Cause::capture_incomplete) continue;
+    // A window that broke with no change in the history: moved for certain, so still for no host
+    // outside it, whatever slope the estimator shows or however wide it is (rule 1).
+    const bool moved = drift && p.broke_unmeasured;
     if (p.*m)
-      out.push_back({p.src, p.dst, (p.*m)->value, (p.*m)->tolerance, !drift || !p.moved_unmeasured});
-    else if (drift && p.moved_unmeasured)  // broken, no slope yet: consistent with anything, still with nothing
-      out.push_back({p.src, p.dst, 0, std::numeric_limits<double>::infinity(), false});
+      out.push_back({p.src, p.dst, (p.*m)->value, (p.*m)->tolerance, !drift || !p.moved_unmeasured, moved});
+    else if (drift && p.moved_unmeasured)  // inverted or broken, no slope yet: consistent with any shift of its own
+      out.push_back({p.src, p.dst, 0, std::numeric_limits<double>::infinity(), false, moved});
   }
   return out;
 }

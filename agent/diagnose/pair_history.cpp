@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <utility>
+#include <vector>
 
 namespace skewscope::diagnose {
 
@@ -16,11 +18,29 @@ namespace {
 bool has_offset(const OffsetSample& s) { return s.offset_ns && s.bound_ns; }
 double ns_per_ppm_over(std::int64_t gap_ns) { return static_cast<double>(gap_ns) * 1e-6; }
 
-// The slopes (ns/s) that estimate `a`, earlier than `b`, leaves to a line through both intervals.
-std::pair<double, double> slopes_through(const OffsetSample& a, const OffsetSample& b) {
-  const double gap_s = static_cast<double>(b.t_ns - a.t_ns) * 1e-9;
-  return {(*b.offset_ns - *b.bound_ns - (*a.offset_ns + *a.bound_ns)) / gap_s,
-          (*b.offset_ns + *b.bound_ns - (*a.offset_ns - *a.bound_ns)) / gap_s};
+// The slopes (ns/s) of the lines through every interval offered to narrow(): the pairs decide, for
+// a line has two parameters.
+struct SlopeRange {
+  double lo = -std::numeric_limits<double>::infinity(), hi = std::numeric_limits<double>::infinity();
+  // Keeps the slopes that estimate `a`, earlier than `b`, leaves to a line through both intervals.
+  void narrow(const OffsetSample& a, const OffsetSample& b) {
+    const double gap_s = static_cast<double>(b.t_ns - a.t_ns) * 1e-9;
+    lo = std::max(lo, (*b.offset_ns - *b.bound_ns - (*a.offset_ns + *a.bound_ns)) / gap_s);
+    hi = std::min(hi, (*b.offset_ns + *b.bound_ns - (*a.offset_ns - *a.bound_ns)) / gap_s);
+  }
+  bool empty() const { return lo > hi; }
+  double middle_ppm() const { return (lo + hi) / 2 * 1e-3; }  // ns/s → ppm
+  double half_width_ppm() const { return (hi - lo) / 2 * 1e-3; }
+};
+
+// Keeps at most `most` of the indices, the first and the last among them, evenly spread.
+void thin_evenly(std::vector<std::size_t>& indices, std::size_t most) {
+  if (indices.size() <= most || most < 2) return;
+  std::vector<std::size_t> kept;
+  const double step = static_cast<double>(indices.size() - 1) / static_cast<double>(most - 1);
+  for (std::size_t i = 0; i < most; ++i)
+    kept.push_back(indices[static_cast<std::size_t>(std::lround(step * static_cast<double>(i)))]);
+  indices = std::move(kept);
 }
 }  // namespace
 
@@ -47,28 +67,27 @@ std::optional<Shift> PairHistory::steady(const Config& config) const {
   // (lo_b − hi_a) / (t_b − t_a) ≤ s ≤ (hi_b − lo_a) / (t_b − t_a) (two parameters: the pairs decide).
   // Every estimate narrows the range or leaves it; one that no line admits with the newer ones ends
   // the stretch (the pair bent there). The shortest stretch that is tight enough is the least
-  // diluted by the time before a change the stretch may still hold.
+  // diluted by the time before a change the stretch may still hold. One sample per
+  // steady_stride() is taken (a second's worth), at most kSteadySamples: the cost is quadratic.
   const std::size_t n = samples_.size();
   if (n < 2) return std::nullopt;
   const OffsetSample& newest = samples_.back();
-  double lo = -std::numeric_limits<double>::infinity(), hi = std::numeric_limits<double>::infinity();
+  const std::size_t stride = config.steady_stride();
+  SlopeRange range;
+  std::vector<std::size_t> later;  // the samples taken so far, newest first
   std::optional<Shift> best;
-  for (std::size_t k = n; k-- > 0 && n - k <= kSteadySamples;) {
+  for (std::size_t k = n; k-- > 0 && later.size() < kSteadySamples;) {
     const OffsetSample& a = samples_[k];
     if (a.broken || !has_offset(a)) break;
-    double next_lo = lo, next_hi = hi;
-    for (std::size_t j = k + 1; j < n; ++j) {
-      const auto [pair_lo, pair_hi] = slopes_through(a, samples_[j]);
-      next_lo = std::max(next_lo, pair_lo);
-      next_hi = std::min(next_hi, pair_hi);
-    }
-    if (next_lo > next_hi) break;
-    lo = next_lo;
-    hi = next_hi;
-    if (newest.t_ns - a.t_ns < kMinDriftSpanNs) continue;
-    const double tolerance_ppm = (hi - lo) / 2 * 1e-3;  // ns/s → ppm
-    best = Shift{Cause::none, (lo + hi) / 2 * 1e-3, tolerance_ppm, a.t_ns, *a.offset_ns, *newest.offset_ns};
-    if (tolerance_ppm <= config.drift_threshold_ppm) break;
+    if ((n - 1 - k) % stride != 0) continue;
+    SlopeRange next = range;
+    for (std::size_t j : later) next.narrow(a, samples_[j]);
+    if (next.empty()) break;
+    range = next;
+    later.push_back(k);
+    if (newest.t_ns - a.t_ns < config.min_drift_span_ns()) continue;
+    best = Shift{Cause::none, range.middle_ppm(), range.half_width_ppm(), a.t_ns, *a.offset_ns, *newest.offset_ns};
+    if (best->tolerance <= config.drift_threshold_ppm) break;
   }
   return best;
 }
@@ -121,28 +140,28 @@ std::optional<Shift> PairHistory::shift_after_break(std::size_t brk_index, const
   }
   // Else a drift: the slope from the first estimate after the break to the newest (the anchor
   // may predate the change by seconds, which would dilute the slope), over at least
-  // kMinDriftSpan, if it clears what their bounds explain over that time and the threshold.
+  // min_drift_span_ns(), if it clears what their bounds explain over that time and the threshold.
   const OffsetSample* first = nullptr;
   for (std::size_t k = *brk; k < n && !first; ++k)
     if (has_offset(samples_[k])) first = &samples_[k];
-  if (!first || !newest || newest->t_ns - first->t_ns < kMinDriftSpanNs) return std::nullopt;
+  if (!first || !newest || newest->t_ns - first->t_ns < config.min_drift_span_ns()) return std::nullopt;
   const double gap_s = static_cast<double>(newest->t_ns - first->t_ns) * 1e-9;
   double slope_ppm = (*newest->offset_ns - *first->offset_ns) / gap_s * 1e-3;  // ns/s → ppm
   double tolerance_ppm = (*first->bound_ns + *newest->bound_ns) / gap_s * 1e-3;
   // Every estimate since the break holds θ within its interval, and a drift is one line: the
   // slopes of the lines through all of them, when narrower (an estimate in between with a tighter
   // interval than the first, the hull of the break's first ticks being the widest).
-  double lo = -std::numeric_limits<double>::infinity(), hi = std::numeric_limits<double>::infinity();
-  for (std::size_t i = *brk; i < n; ++i)
-    for (std::size_t j = i + 1; j < n; ++j)
-      if (has_offset(samples_[i]) && has_offset(samples_[j])) {
-        const auto [pair_lo, pair_hi] = slopes_through(samples_[i], samples_[j]);
-        lo = std::max(lo, pair_lo);
-        hi = std::min(hi, pair_hi);
-      }
-  if (lo <= hi && (hi - lo) / 2 * 1e-3 < tolerance_ppm) {
-    slope_ppm = (lo + hi) / 2 * 1e-3;
-    tolerance_ppm = (hi - lo) / 2 * 1e-3;
+  // At most kSteadySamples of them, spread evenly from the first to the newest: the cost is quadratic.
+  std::vector<std::size_t> picked;
+  for (std::size_t k = *brk; k < n; ++k)
+    if (has_offset(samples_[k])) picked.push_back(k);
+  thin_evenly(picked, kSteadySamples);
+  SlopeRange range;
+  for (std::size_t i = 0; i < picked.size(); ++i)
+    for (std::size_t j = i + 1; j < picked.size(); ++j) range.narrow(samples_[picked[i]], samples_[picked[j]]);
+  if (!range.empty() && range.half_width_ppm() < tolerance_ppm) {
+    slope_ppm = range.middle_ppm();
+    tolerance_ppm = range.half_width_ppm();
   }
   if (std::abs(slope_ppm) > tolerance_ppm + config.drift_threshold_ppm)
     return Shift{Cause::clock_drift, slope_ppm, tolerance_ppm, samples_[*brk].t_ns, *a.offset_ns, *newest->offset_ns};
@@ -152,14 +171,14 @@ std::optional<Shift> PairHistory::shift_after_break(std::size_t brk_index, const
 std::optional<Shift> PairHistory::drift_without_break(const Config& config) const {
   // The estimator may follow a drift with its own slope, its window never empty: the settled
   // offsets then move steadily while no two consecutive ones jump. From the newest settled
-  // estimate back, the first earlier settled one (at least kMinDriftSpanNs before) that differs
+  // estimate back, the first earlier settled one (at least min_drift_span_ns() before) that differs
   // by more than both bounds and the threshold's drift over the gap: the least diluted slope.
   if (samples_.empty()) return std::nullopt;
   const OffsetSample& n = samples_.back();
   if (!n.settled || !has_offset(n)) return std::nullopt;
   for (std::size_t k = samples_.size() - 1; k-- > 0;) {
     const OffsetSample& e = samples_[k];
-    if (!e.settled || !has_offset(e) || n.t_ns - e.t_ns < kMinDriftSpanNs) continue;
+    if (!e.settled || !has_offset(e) || n.t_ns - e.t_ns < config.min_drift_span_ns()) continue;
     const double change = *n.offset_ns - *e.offset_ns;
     const double tolerance = *n.bound_ns + *e.bound_ns;
     if (std::abs(change) <= tolerance + config.drift_threshold_ppm * ns_per_ppm_over(n.t_ns - e.t_ns)) continue;
@@ -188,7 +207,7 @@ void HistoryBook::add(const std::string& src, const std::string& dst, const Offs
       ++not_remembered_;
       return;
     }
-    it = pairs_.emplace(std::make_pair(src, dst), PairHistory(config_.history_samples)).first;
+    it = pairs_.emplace(std::make_pair(src, dst), PairHistory(config_.history_samples())).first;
   }
   it->second.add(s);
 }
@@ -204,7 +223,7 @@ std::optional<PairHistory> HistoryBook::find(const std::string& src, const std::
   if (auto it = pairs_.find({src, dst}); it != pairs_.end()) return it->second;
   auto it = pairs_.find({dst, src});
   if (it == pairs_.end()) return std::nullopt;
-  PairHistory flipped(config_.history_samples);
+  PairHistory flipped(config_.history_samples());
   for (const auto& s : it->second.samples()) flipped.add(reversed(s));
   return flipped;
 }

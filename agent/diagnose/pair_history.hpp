@@ -25,18 +25,13 @@ class PairHistory {
   // The newest change alone (a step or a drift), if any.
   std::optional<Shift> change(const Config& config) const;
   // Without a change: the slopes of every line through the intervals (offset ± bound) of the newest
-  // unbroken estimates, over the shortest stretch of at least kMinDriftSpanNs whose half-width is at
+  // unbroken estimates, over the shortest stretch of at least min_drift_span_ns() whose half-width is at
   // most the drift threshold, else over the longest that one line admits (docs/diagnosis.md, step 6).
   std::optional<Shift> steady(const Config& config) const;
   // A settled estimate is in the history: "no shift" then means the pair was seen not to move.
   bool ever_settled() const;
   // The oldest settled estimate with an offset: what the pair looked like when first seen settled.
   std::optional<OffsetSample> first_settled() const;
-  // A slope is measured over at least this long after the break: two estimator ticks. Whether
-  // it is a drift is then the clearance test's to say (its tolerance is the bounds over the span),
-  // so a fast drift is named one tick after the break and a slow one when its slope clears.
-  static constexpr std::int64_t kMinDriftSpanNs = 1'000'000'000;
-  // The steady slope looks back over at most this many estimates (a minute): its cost is quadratic.
   static constexpr std::size_t kSteadySamples = 60;
 
  private:

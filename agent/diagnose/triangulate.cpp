@@ -40,7 +40,7 @@ Triangulation triangulate(const std::vector<PairMeasure>& measures, double floor
         shifts.emplace_back(own, tol);
         c.shifted.push_back(pair_name(m));
       } else {
-        if (std::abs(m.value) > tol) fits_all = false;
+        if (m.moved || std::abs(m.value) > tol) fits_all = false;
         if (m.tolerance > tight || (!m.tight_ok && std::isfinite(tight))) ++wide;
         c.consistent.push_back(pair_name(m));
       }

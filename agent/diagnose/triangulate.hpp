@@ -15,6 +15,9 @@ struct PairMeasure {
   double value = 0;
   double tolerance = 0;  // |value| ≤ tolerance: consistent with no shift
   bool tight_ok = true;  // may count as tight (see `tight` below) whatever its tolerance says
+  // Moved for certain though its value is not measured yet (a broken window): a host outside it
+  // does not fit, one in it may (the value, 0 ± ∞, agrees with any shift).
+  bool moved = false;
 };
 
 struct Triangulation {

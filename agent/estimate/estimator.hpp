@@ -1,8 +1,8 @@
 // Offset interval, drift, Δt_min and the at-risk test for every pair of domains, from spans only.
 //
-// Call observe() per span, tick(now) once a second, and read estimates() / estimate() on a status
-// request. Time is always passed in (CLOCK_MONOTONIC ns, the same clock as Span::capture_ns), never
-// read here. Not thread-safe: the agent calls it from the thread that owns the pipeline.
+// Call observe() per span, tick(now) a few times a second (the agent: --estimate-interval), and read estimates() /
+// estimate() on a status request. Time is always passed in (CLOCK_MONOTONIC ns, the same clock as Span::capture_ns),
+// never read here. Not thread-safe: the agent calls it from the thread that owns the pipeline.
 #pragma once
 
 #include <algorithm>

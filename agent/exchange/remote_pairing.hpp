@@ -61,7 +61,7 @@ class RemotePairing {
               DomainRegistry& domains);
   // Records the broker no longer had (offset jump): their halves are lost to this partition.
   void note_gap(std::int32_t partition, std::uint64_t records, std::int64_t now_ns);
-  // Ages pending halves; `estimate` also re-evaluates the estimators (about once a second).
+  // Ages pending halves; `estimate` also re-evaluates the estimators (every --estimate-interval).
   void tick(std::int64_t now_ns, bool estimate);
 
   // The owned partitions' pairs and estimates. A pair whose partition arrived, or lost halves,

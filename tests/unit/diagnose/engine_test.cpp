@@ -214,10 +214,20 @@ TEST_CASE("a slow drift: one of the culprit's pairs has not cleared its toleranc
                       {}, Config{});
     CHECK_FALSE(find(r, "a", "d").culprit);
   }
-  SUBCASE("three hosts, the late pair's tolerance wide enough to fit the other end too: undetermined") {
+  SUBCASE("three hosts, the late pair broken: it moved, so a, outside it, does not fit, and d is named") {
+    auto r = diagnose({drifted("a", "d", -20, 12), unclear("b", "d", -14, 12), none("a", "b")}, {}, Config{});
+    REQUIRE(find(r, "a", "d").culprit);
+    CHECK(*find(r, "a", "d").culprit == "d");
+    CHECK(find(r, "a", "d").culprit_candidates.empty());
+  }
+  SUBCASE(
+      "three hosts, the late pair only inverted, its tolerance wide enough to fit the other end too: undetermined") {
     // d fits, but so does a: b→d is within its tolerance of 0, and a's own shifts (0 ± 8 ppm on
     // a→b, +20 ± 17 ppm on a→d) agree within their tolerances. Two hosts fit: none is named.
-    auto r = diagnose({drifted("a", "d", -20, 12), unclear("b", "d", -14, 12), none("a", "b")}, {}, Config{});
+    PairObservation late = unclear("b", "d", -14, 12);
+    late.now.broken = false;
+    late.negative_spans = 12;
+    auto r = diagnose({drifted("a", "d", -20, 12), late, none("a", "b")}, {}, Config{});
     CHECK_FALSE(find(r, "a", "d").culprit);
     // Not "no single host": one of the two, not yet which.
     CHECK(find(r, "a", "d").culprit_candidates == std::vector<std::string>{"a", "d"});
@@ -471,7 +481,7 @@ TEST_CASE("a pair among the others counts as still only once its slope's toleran
   }
 }
 
-TEST_CASE("a pair among the others whose window broke, with no slope yet, holds the culprit back") {
+TEST_CASE("a pair among the others whose window broke, with no slope yet, moved: no host outside it fits") {
   // d drifts −20 ppm (a→d, b→d cleared); c drifts too: a→c and b→c broke, no slope measured yet.
   auto broke = [](const std::string& s, const std::string& d) {
     PairObservation p = pair(s, d, 0, 40'000);
@@ -486,6 +496,19 @@ TEST_CASE("a pair among the others whose window broke, with no slope yet, holds 
       diagnose({drifted("a", "d", -20), drifted("b", "d", -20), broke("a", "c"), broke("b", "c"), ab, broke("c", "d")},
                {}, Config{});
   CHECK_FALSE(find(r, "a", "d").culprit);
-  CHECK(find(r, "a", "d").culprit_candidates == std::vector<std::string>{"d"});
-  CHECK_FALSE(find(r, "a", "c").drift);  // the JSON shows no slope for it
+  CHECK(find(r, "a", "d").culprit_candidates.empty());  // two clocks moved: no single host, not "not yet"
+  CHECK_FALSE(find(r, "a", "c").drift);                 // the JSON shows no slope for it
+  SUBCASE("only inverted, not broken: still for no host, consistent with all: d is a candidate") {
+    auto inverted = [](const std::string& s, const std::string& d) {
+      PairObservation p = pair(s, d, 0, 40'000);
+      p.now.drift_ppm.reset();
+      p.negative_spans = 5;
+      return p;
+    };
+    auto q = diagnose({drifted("a", "d", -20), drifted("b", "d", -20), inverted("a", "c"), inverted("b", "c"), ab,
+                       inverted("c", "d")},
+                      {}, Config{});
+    CHECK_FALSE(find(q, "a", "d").culprit);
+    CHECK(find(q, "a", "d").culprit_candidates == std::vector<std::string>{"d"});
+  }
 }
