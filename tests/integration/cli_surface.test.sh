@@ -33,6 +33,11 @@ expect_exit 3 "$SKEWSCOPE" top --once --json --agent "$dead"
 expect_exit 3 "$SKEWSCOPE" whatif --clock-error gaussian:1ms --agent "$dead"
 expect_exit 2 "$SKEWSCOPE" whatif --clock-error bogus:1ms --agent "$dead"
 ok "status, top, whatif: exit 3 with no agent; whatif: exit 2 on a bad model"
+expect_exit 2 "$SKEWSCOPE" agent --estimate-interval 10ms
+grep -q -- "--estimate-interval must be from 100ms to 10s" "$WORK/err" || fail "agent --estimate-interval 10ms: $(cat "$WORK/err")"
+expect_exit 2 "$SKEWSCOPE" agent --estimate-interval soon
+grep -q "malformed duration 'soon'" "$WORK/err" || fail "agent --estimate-interval soon: $(cat "$WORK/err")"
+ok "agent: exit 2 on an estimate interval out of range or malformed"
 
 # --- doctor
 expect_exit 0 "$SKEWSCOPE" doctor
