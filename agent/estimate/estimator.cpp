@@ -128,24 +128,41 @@ PairEstimate Estimator::evaluate_canonical(const PairState& state, DomainId low,
       if (sol.lower_ns && part.lower_ns) sol.lower_ns = std::min(*sol.lower_ns, *part.lower_ns);
       if (sol.upper_ns && part.upper_ns) sol.upper_ns = std::max(*sol.upper_ns, *part.upper_ns);
     };
-    used = longest(-rho_max, rho_max);
-    if (used == 0) return e;
-    sol = solve_interval(suffix(used), rho_max);
-    // When the break happened is unknown, and the longest consistent suffix is the least safe
-    // guess: it still holds a few buckets from before the break, bent to fit, and extrapolates a
-    // lagging line (after a change of frequency) or a too-steep one (after a step). Every shorter
-    // suffix is another guess at the break; the hull of all of them holds the offset whichever is
-    // right. The single newest bucket is left out once there are two, as its slope is free up to
-    // max_drift and would make the hull needlessly wide: the break was at least a bucket ago.
-    if (rho_max > 0)
-      for (std::size_t k = std::min<std::size_t>(2, used); k < used; ++k) hull_with(solve_interval(suffix(k), rho_max));
-    // After a step, holding the slope the window had pinned before (widened a little) explains
-    // the data better than any bent line: include that fit too.
-    if (state.settled_rho && rho_max > 0) {
-      const auto [lo, hi] = *state.settled_rho;
-      const double widen = std::max((hi - lo) / 2, kNsPerPpm);
-      const double held_lo = std::max(-rho_max, lo - widen), held_hi = std::min(rho_max, hi + widen);
-      if (const std::size_t held = longest(held_lo, held_hi)) hull_with(solve_interval(suffix(held), held_lo, held_hi));
+    // Once the break was detected, the buckets begun after that tick hold only data from after
+    // it: two or more of them that one line fits are a measurement, not a guess, and narrower
+    // than the hull below (of which they are one member). A second change since then (they do
+    // not fit) falls back to the hull.
+    std::size_t after_break = 0;
+    if (tainted)
+      while (after_break < live.size() && live[live.size() - 1 - after_break]->index > state.broken_through)
+        ++after_break;
+    IntervalSolution fit_after_break;
+    if (after_break >= 2 && rho_max > 0) fit_after_break = solve_interval(suffix(after_break), rho_max);
+    if (fit_after_break.feasible && fit_after_break.lower_ns && fit_after_break.upper_ns) {
+      used = after_break;
+      sol = fit_after_break;
+    } else {
+      used = longest(-rho_max, rho_max);
+      if (used == 0) return e;
+      sol = solve_interval(suffix(used), rho_max);
+      // When the break happened is unknown, and the longest consistent suffix is the least safe
+      // guess: it still holds a few buckets from before the break, bent to fit, and extrapolates a
+      // lagging line (after a change of frequency) or a too-steep one (after a step). Every shorter
+      // suffix is another guess at the break; the hull of all of them holds the offset whichever is
+      // right. The single newest bucket is left out once there are two, as its slope is free up to
+      // max_drift and would make the hull needlessly wide: the break was at least a bucket ago.
+      if (rho_max > 0)
+        for (std::size_t k = std::min<std::size_t>(2, used); k < used; ++k)
+          hull_with(solve_interval(suffix(k), rho_max));
+      // After a step, holding the slope the window had pinned before (widened a little) explains
+      // the data better than any bent line: include that fit too.
+      if (state.settled_rho && rho_max > 0) {
+        const auto [lo, hi] = *state.settled_rho;
+        const double widen = std::max((hi - lo) / 2, kNsPerPpm);
+        const double held_lo = std::max(-rho_max, lo - widen), held_hi = std::min(rho_max, hi + widen);
+        if (const std::size_t held = longest(held_lo, held_hi))
+          hull_with(solve_interval(suffix(held), held_lo, held_hi));
+      }
     }
   }
   e.buckets_used = used;

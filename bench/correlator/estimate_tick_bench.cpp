@@ -27,8 +27,8 @@ void fill(estimate::Estimator& est, int pairs, std::int64_t from_ns, std::int64_
       const auto a = static_cast<DomainId>(2 * p), b = static_cast<DomainId>(2 * p + 1);
       const std::int64_t delay = 20'000 + (t / kGapNs % 7) * 3'000;
       est.observe(Span{a, b, Transport::tcp, t, t + delay, t + delay, 64, TimestampSource::syscall});
-      est.observe(Span{b, a, Transport::tcp, t + 50'000, t + 50'000 + delay, t + 50'000 + delay, 64,
-                       TimestampSource::syscall});
+      est.observe(
+          Span{b, a, Transport::tcp, t + 50'000, t + 50'000 + delay, t + 50'000 + delay, 64, TimestampSource::syscall});
     }
 }
 
@@ -48,9 +48,8 @@ void BM_EstimatorTick(benchmark::State& state) {
     state.ResumeTiming();
     est.tick(now);
   }
-  state.counters["ns_per_pair"] =
-      benchmark::Counter(static_cast<double>(pairs), benchmark::Counter::kIsIterationInvariantRate |
-                                                         benchmark::Counter::kInvert);
+  state.counters["ns_per_pair"] = benchmark::Counter(
+      static_cast<double>(pairs), benchmark::Counter::kIsIterationInvariantRate | benchmark::Counter::kInvert);
 }
 
 void BM_HistoryShift(benchmark::State& state) {
