@@ -227,7 +227,8 @@ TEST_CASE("at_risk only from an interval that excludes zero: before the first in
   CHECK_FALSE(at_risk(15e3, 10e3, 40e3, 0.5));        // excludes zero, but below the share
 }
 
-TEST_CASE("a step in the offset is flagged, held again within a bucket or two, narrow once two buckets after it are in") {
+TEST_CASE(
+    "a step in the offset is flagged, held again within a bucket or two, narrow once two buckets after it are in") {
   for (double step : {50e3, -50e3, 300e3, -300e3, 2e6, -2e6}) {
     Scenario sc;
     sc.ab = sc.ba = Delay{DelayKind::exponential, 20'000, 30'000};
@@ -254,7 +255,7 @@ TEST_CASE("a step in the offset is flagged, held again within a bucket or two, n
     // Narrow from the buckets begun after the break was detected (two of them, about 2 s here), not
     // a window later (29.7 s before the fit after the break was used).
     CHECK(last_wide - 40.3 <= 3);
-    CHECK(empty_ticks > 0);         // every step here exceeds the 40 µs round trip
+    CHECK(empty_ticks > 0);  // every step here exceeds the 40 µs round trip
     CHECK(drift_while_empty == 0);
     CHECK(est.counters().empty_interval_episodes == 1);
   }
