@@ -84,6 +84,12 @@ def main(argv):
           f"{fmt(percentile(from_fault, 50))} / {fmt(percentile(from_fault, 99))} "
           f"({len(reached)} of {len(faults)} faults reached a correct verdict) | "
           f"{false_claims} of {len(fault_free)} |")
+    with_kafka = [r for r in rows if "kafka_spans" in r]
+    if with_kafka:
+        paired = [r["kafka_spans"] for r in with_kafka if r["kafka_spans"] > 0]
+        print()
+        print(f"Kafka spans paired: in {len(paired)} of {len(with_kafka)} incidents"
+              + (f", median {percentile(paired, 50)} per incident." if paired else "."))
     print()
     print("| kind | incidents | cause right | culprit right | from the first inversion p50 / max (s) | "
           "from the fault p50 / max (s) |")
