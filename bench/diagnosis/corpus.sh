@@ -2,7 +2,7 @@
 # Labelled incidents for the diagnosis (docs/diagnosis.md), made in the lab with real traffic
 # through the real agent, one NDJSON line each; score.py turns them into the figures.
 #
-#   bench/diagnosis/corpus.sh [--incidents N] [--start I] [--kinds LIST] [--settle S] [--out DIR] [--build DIR]
+#   bench/diagnosis/corpus.sh [--incidents N] [--start I] [--kinds LIST] [--settle S] [--out DIR] [--build DIR] [--trace]
 #
 # --start I continues a corpus at incident I (appending to its NDJSON): the kinds, sizes and
 # split depend on the incident's number only. --kinds LIST (comma-separated kind names, below:
@@ -62,6 +62,7 @@ ONLY_KINDS=
 SETTLE_S=10
 OUT=$SRC/bench/results/diagnosis
 OBSERVE_S=${OBSERVE_S:-6}
+TRACE=  # --trace: every poll's status, in OUT/trace/incident-I.ndjson ({"t": seconds since the fault, "status": ...})
 while [ $# -gt 0 ]; do
   case $1 in
     --incidents) INCIDENTS=$2; shift 2 ;;
@@ -70,6 +71,7 @@ while [ $# -gt 0 ]; do
     --settle) SETTLE_S=$2; shift 2 ;;
     --out) OUT=$2; shift 2 ;;
     --build) BUILD=$2; shift 2 ;;
+    --trace) TRACE=1; shift ;;
     *) die "unknown option $1" ;;
   esac
 done
@@ -82,6 +84,8 @@ for k in ${ONLY_KINDS//,/ }; do
 done
 bench_init
 mkdir -p "$OUT"
+[ -z "$TRACE" ] || mkdir -p "$OUT/trace"
+polling=  # set while an incident is observed (the trace records only those polls)
 NDJSON=$OUT/incidents.ndjson
 [ "$START" -gt 0 ] || : >"$NDJSON"
 
@@ -126,7 +130,10 @@ ptp_pair_up 10.79.7
 # negative spans of every pair so far. CULPRIT is `pending` while no host is named and an
 # incident pair lists culprit candidates (more than one host fits so far: not yet a verdict).
 verdict() {
-  curl -sf --max-time 2 "$AGENT_URL/api/v1/status" | jq -r '
+  local status
+  status=$(curl -sf --max-time 2 "$AGENT_URL/api/v1/status") || { echo "unreachable - 0"; return; }
+  [ -z "$TRACE" ] || [ -z "$polling" ] || jq -c --argjson t "$(echo "$(now) - $t0" | bc)" '{t: $t, status: .}' <<<"$status" >>"$OUT/trace/incident-$i.ndjson"
+  jq -r '
     ([.pairs[] | .negative_spans // 0] | add // 0) as $inv
     | [.pairs[] | select(.diagnosis != null and .diagnosis.incident) | .diagnosis] as $d
     | [$d[] | .cause] as $c
@@ -136,7 +143,7 @@ verdict() {
             ([.hosts[] | select(.culprit) | .host]
              | if length == 1 then .[0] elif length > 1 then "undetermined"
                elif $candidates > 0 then "pending" else "-" end) + " \($inv)")
-      end' 2>/dev/null || echo "unreachable - 0"
+      end' <<<"$status" 2>/dev/null || echo "unreachable - 0"
 }
 all_none() {
   curl -sf --max-time 2 "$AGENT_URL/api/v1/status" |
@@ -213,6 +220,7 @@ for i in $(seq "$START" $((START + INCIDENTS - 1))); do
     none) fault="none"; t0=$(now) ;;
   esac
   predicted="none -" previous= ttv=null tti=null t_inv= inv0= last_quiet=$t0 pending_cause=
+  polling=1
   while awk -v a="$(now)" -v b="$t0" -v o="$observe" 'BEGIN { exit !(a - b < o) }'; do
     tp=$(now)
     read -r v_cause v_culprit v_inv <<<"$(verdict)"
@@ -235,6 +243,7 @@ for i in $(seq "$START" $((START + INCIDENTS - 1))); do
     previous=$v
     sleep 0.25
   done
+  polling=
   case $kind in
     ptp_lost) ptp_gm_start; wait_until 20 ptp_has_bound || note "incident $i: the slave gives no bound again yet" ;;
     path_asymmetry) delay_stop ;;

@@ -112,9 +112,11 @@ in_host 1 "$TRAFFIC" ping --connect 10.77.0.2:7400 --size 64 --count 40000 >/dev
 kill -CONT "$AGENT_PID"
 sleep 1.5
 s=$(status_json)
-note "loss: lost $(jq .capture.lost <<<"$s"), window_lost_halves $(jq .capture.window_lost_halves <<<"$s"); $(show)"
+note "loss: lost $(jq .capture.lost <<<"$s"), window_lost_halves $(jq .capture.window_lost_halves <<<"$s"); $(jq -c '[.pairs[] | select(.transport=="tcp") | {src, dst, state, d: .diagnosis | {cause, culprit, evidence}}], .hosts' <<<"$s")"
 [ "$(jq .capture.window_lost_halves <<<"$s")" -gt 0 ] || fail "loss: the freeze should have lost halves in the window"
-CAUSE=capture_incomplete
-all_pairs || fail "loss: every pair should be capture_incomplete"
+# Judged on the one status that counted the losses in its window (a second fetch could come after
+# a busy agent's window moved on, or fail).
+jq -e '[.pairs[] | select(.transport=="tcp") | .diagnosis.cause] | length > 0 and all(. == "capture_incomplete")' \
+  <<<"$s" >/dev/null || fail "loss: every pair should be capture_incomplete"
 jq -e '[.hosts[] | select(.culprit)] | length == 0' <<<"$s" >/dev/null || fail "loss: nobody should be blamed"
 echo "diagnose_faults: 1 passed, 0 failed"
