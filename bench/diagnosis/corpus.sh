@@ -178,6 +178,7 @@ for i in $(seq "$START" $((START + INCIDENTS - 1))); do
   t0=$(now)
   if [ "$kind" != clock_source_disagrees ] && ! wait_until 20 all_none "$hosts"; then
     note "incident $i: pairs not all none before the fault ($(verdict)); skipped"
+    [ -z "$TRACE" ] || curl -sf --max-time 2 "$AGENT_URL/api/v1/status" >"$OUT/trace/incident-$i-skipped.json" || true
     jq -nc --argjson i "$i" --arg kind "$kind" '{id: $i, kind: $kind, skipped: "not settled before the fault"}' >>"$NDJSON"
     continue
   fi
