@@ -18,6 +18,8 @@ diagnose::OffsetSample offset_sample(const estimate::PairEstimate& e) {
   s.broken = e.empty_interval;
   s.drift_ppm = e.drift_ppm;
   s.drift_bound_ppm = e.drift_bound_ppm;
+  if (e.forward_min_span_ns) s.forward_min_span_ns = static_cast<double>(*e.forward_min_span_ns);
+  if (e.reverse_min_span_ns) s.reverse_min_span_ns = static_cast<double>(*e.reverse_min_span_ns);
   return s;
 }
 
@@ -55,12 +57,14 @@ std::vector<diagnose::PairObservation> pair_observations(const AgentReport& r, c
     o.has_estimate = true;
     o.now = offset_sample(*e);
     o.two_sided = o.now.offset_ns.has_value();
-    if (e->forward_min_span_ns) o.forward_min_span_ns = static_cast<double>(*e->forward_min_span_ns);
-    if (e->reverse_min_span_ns) o.reverse_min_span_ns = static_cast<double>(*e->reverse_min_span_ns);
+    o.forward_min_span_ns = o.now.forward_min_span_ns;
+    o.reverse_min_span_ns = o.now.reverse_min_span_ns;
     if (auto h = book.find(o.src, o.dst)) {
       o.shift = h->shift(book.config());
       o.history_settled = h->ever_settled();
       o.first_settled = h->first_settled();
+      o.floor_fall = h->floor_fall(book.config());
+      o.floor_falling = h->floor_falling(book.config());
     }
   }
   std::vector<diagnose::PairObservation> out;

@@ -40,6 +40,14 @@ struct Config {
   std::size_t max_pairs = 1024;                    // pairs with a history; further pairs are counted, not remembered
   std::int64_t forget_after_ns = 120'000'000'000;  // a pair without an estimate that long loses its history
   double asymmetry_ratio = 4;  // lopsided: one direction's minimum span at least this many times the other's
+  // A floor (the window's least span one way) is compared with those of the windows this far back.
+  std::int64_t floor_reference_ns = 30'000'000'000;
+  // A fall within this (plus the floor's own wander) is no fall: a still pair's floor can drop by
+  // 8 µs at once in the lab (a rare low span), though it usually wanders by less than one.
+  double floor_margin_ns = 8'000;
+  // A floor that fell at the threshold's pace or faster in three ticks of at least this long a
+  // stretch (standing in at most one, rising in none) is an offset on the move, not one that jumped.
+  std::int64_t floor_pace_ns = 750'000'000;
 
   std::size_t history_samples() const {
     return static_cast<std::size_t>(history_ns / std::max<std::int64_t>(estimate_interval_ns, 1)) + 1;
@@ -61,6 +69,18 @@ struct OffsetSample {
   bool settled = false;                       // the estimator's own test (docs/contract.md)
   bool broken = false;                        // the window admits no offset line (empty_interval)
   std::optional<double> drift_ppm, drift_bound_ppm;
+  // The window's least span each way (src → dst, dst → src): its floors. θ moving by δ moves one
+  // floor down by δ at once (the other rises only once the older spans leave the window).
+  std::optional<double> forward_min_span_ns, reverse_min_span_ns;
+};
+
+// A floor of the pair that fell below an earlier window's by more than the floor's own wander and
+// the drift threshold explain (pair_history.hpp, docs/diagnosis.md "History", 7).
+struct FloorFall {
+  bool forward = true;        // src → dst fell (θ fell), else dst → src (θ rose)
+  double fall_ns = 0;         // below the earlier window's floor
+  double allowed_ns = 0;      // what the margin, the wander and the threshold over the gap explain
+  std::int64_t since_ns = 0;  // that earlier estimate's time
 };
 
 // A change of a pair's offset its history shows, or without one its steady slope (pair_history.hpp).
@@ -84,6 +104,8 @@ struct PairObservation {
   std::optional<Shift> shift;                 // from the pair's history: a change, or its steady slope
   bool history_settled = false;               // the history holds a settled estimate (PairHistory::ever_settled)
   std::optional<OffsetSample> first_settled;  // the oldest settled estimate the history holds
+  std::optional<FloorFall> floor_fall;        // a floor fell: the offset moved (PairHistory::floor_fall)
+  std::optional<FloorFall> floor_falling;     // and keeps falling: the offset moves (PairHistory::floor_falling)
 };
 
 // What one host's clock sources say (the clocks stage; only the error bound for a remote host).
@@ -121,14 +143,15 @@ struct PairDiagnosis {
   // What this pair contributes to triangulation (also when its cause is none): its step (ns) or
   // "no step" (0 ± bounds), its slope (ppm) and its current offset (ns).
   std::optional<Measure> step, drift, offset;
-  // Its spans invert, or its estimator's window broke, while its history shows no change (yet):
-  // its offset reached the delay or left its line, so it may be moving however still its slope
-  // looks, and it cannot vouch for the others' stillness (drift triangulation, rule 1). Not in the
-  // JSON: a merged view takes every pair as able to.
+  // Its spans invert, its estimator's window broke or a floor fell, while its history shows no
+  // change (yet): its offset reached the delay or moved, so it may be moving however still its
+  // slope looks, and it cannot vouch for the others' stillness (drift triangulation, rule 1). Not
+  // in the JSON: a merged view takes every pair as able to.
   bool moved_unmeasured = false;
-  // Of those, its window broke: its offset certainly left its line (changed pace or jumped), so no
-  // host outside it fits a drift (rule 1), though its slope is not measured yet. Not in the JSON.
-  bool broke_unmeasured = false;
+  // Of those, its window broke or a floor fell: its offset certainly moved (left its line, or passed
+  // a floor by more than a drift under the threshold would), so no host outside it fits a drift
+  // (rule 1), though its slope is not measured yet. Not in the JSON.
+  bool moved_certainly = false;
   bool incident() const { return cause != Cause::none && cause != Cause::undetermined; }
 };
 

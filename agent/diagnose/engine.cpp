@@ -77,8 +77,10 @@ void fill_measures(PairDiagnosis& d, const PairObservation& p, const Config& con
     d.step = Measure{p.shift->value, p.shift->tolerance};
   else if (!changed && (p.now.settled || p.history_settled) && p.now.offset_ns && p.now.bound_ns)
     d.step = Measure{0, 2 * *p.now.bound_ns};  // seen settled, no step since: a consistent pair
-  d.moved_unmeasured = !changed && (p.negative_spans > 0 || p.now.broken);
-  d.broke_unmeasured = !changed && p.now.broken;
+  // A floor that fell moved the offset as surely as a broken window, seconds before its interval
+  // (as wide as the delays) can show it.
+  d.moved_unmeasured = !changed && (p.negative_spans > 0 || p.now.broken || p.floor_fall);
+  d.moved_certainly = !changed && (p.now.broken || p.floor_fall);
   if (changed && p.shift->kind == Cause::clock_drift) {
     d.drift = Measure{p.shift->value, p.shift->tolerance};
   } else {
@@ -167,6 +169,21 @@ PairDiagnosis diagnose_pair_rules(const PairObservation& p, const HostClock* src
                  ppm(config.drift_threshold_ppm).substr(1) + "); " + offset_text(p.now) + "; " + spans;
     return d;
   }
+  // ... or a floor that keeps falling (history, 7): the offset moves faster than the threshold,
+  // its pace not measured yet (the interval, as wide as the delays, shows it later).
+  if (p.floor_falling && (!p.shift || p.shift->kind == Cause::none)) {
+    const FloorFall& f = *p.floor_falling;
+    char gap[32];
+    std::snprintf(gap, sizeof gap, "%.2f s", static_cast<double>(p.now.t_ns - f.since_ns) * 1e-9);
+    d.cause = Cause::clock_drift;
+    d.since_ns = f.since_ns;
+    d.confidence = clearance(f.fall_ns, f.allowed_ns);
+    d.evidence = "least span " + (f.forward ? p.src + "→" + p.dst : p.dst + "→" + p.src) + " fell " +
+                 format_ns(f.fall_ns).substr(1) + " over the last " + gap + ", every tick faster than " +
+                 ppm(config.drift_threshold_ppm).substr(1) + ": the offset is moving, its pace not measured yet; " +
+                 offset_text(p.now) + "; " + spans;
+    return d;
+  }
   // 5. The clocks claim bounds the traffic disproves.
   const std::optional<double> src_bound = src ? src->error_bound_ns : std::nullopt;
   const std::optional<double> dst_bound = dst ? dst->error_bound_ns : std::nullopt;
@@ -217,7 +234,9 @@ PairDiagnosis diagnose_pair_rules(const PairObservation& p, const HostClock* src
     const double big = std::max(*p.forward_min_span_ns, *p.reverse_min_span_ns);
     const double small = std::min(*p.forward_min_span_ns, *p.reverse_min_span_ns);
     const bool admits_claim = lo <= claim && hi >= -claim;
-    if (admits_claim && std::abs(*p.now.offset_ns) > claim && big >= config.asymmetry_ratio * small) {
+    // A floor still falling is an offset on the move (a drift about to invert the low direction's
+    // spans looks lopsided for a moment); a slower path only raises its own direction's floor.
+    if (admits_claim && !p.floor_fall && std::abs(*p.now.offset_ns) > claim && big >= config.asymmetry_ratio * small) {
       d.cause = Cause::path_asymmetry;
       d.amount = *p.forward_min_span_ns - *p.reverse_min_span_ns;
       d.tolerance = claim;
@@ -251,6 +270,15 @@ PairDiagnosis diagnose_pair(const PairObservation& p, const HostClock* src, cons
   PairDiagnosis d = diagnose_pair_rules(p, src, dst, config);
   // The evidence speaks of θ in this orientation, whichever way the pair is shown later.
   d.evidence = "θ(" + p.src + "→" + p.dst + "): " + d.evidence;
+  const bool said_by_floor = d.cause == Cause::clock_drift && !d.amount;  // rule 4's falling floor
+  if (p.floor_fall && d.moved_certainly && !said_by_floor) {
+    const FloorFall& f = *p.floor_fall;
+    char gap[32];
+    std::snprintf(gap, sizeof gap, "%.2f s", static_cast<double>(p.now.t_ns - f.since_ns) * 1e-9);
+    d.evidence += "; least span " + (f.forward ? p.src + "→" + p.dst : p.dst + "→" + p.src) + " fell " +
+                  format_ns(f.fall_ns).substr(1) + " in " + gap + " (its wander and the threshold allow " +
+                  format_ns(f.allowed_ns).substr(1) + "): the offset moved";
+  }
   return d;
 }
 
@@ -288,9 +316,9 @@ std::vector<PairMeasure> measures_of(const std::vector<PairDiagnosis>& pairs,
   const bool drift = m == &PairDiagnosis::drift;
   for (const auto& p : pairs) {
     if (p.cause == Cause::capture_incomplete) continue;
-    // A window that broke with no change in the history: moved for certain, so still for no host
-    // outside it, whatever slope the estimator shows or however wide it is (rule 1).
-    const bool moved = drift && p.broke_unmeasured;
+    // A window that broke, or a floor that fell, with no change in the history: moved for certain,
+    // so still for no host outside it, whatever slope the estimator shows or however wide it is (rule 1).
+    const bool moved = drift && p.moved_certainly;
     if (p.*m)
       out.push_back({p.src, p.dst, (p.*m)->value, (p.*m)->tolerance, !drift || !p.moved_unmeasured, moved});
     else if (drift && p.moved_unmeasured)  // inverted or broken, no slope yet: consistent with any shift of its own
@@ -345,7 +373,7 @@ DiagnosisReport combine(std::vector<PairDiagnosis> pairs, const std::vector<Host
           h.cause = p.cause;
           h.confidence = p.confidence;
           const auto& t = by_cause.find(p.cause);
-          h.amount = t != by_cause.end() && t->second.culprit ? std::optional<double>(t->second.amount) : p.amount;
+          h.amount = t != by_cause.end() && t->second.culprit ? t->second.amount : p.amount;
         }
         h.culprit = true;
       } else if (!h.culprit && h.cause == Cause::none && !p.culprit && p.cause != Cause::path_asymmetry) {

@@ -189,10 +189,73 @@ std::optional<Shift> PairHistory::drift_without_break(const Config& config) cons
   return std::nullopt;
 }
 
+std::optional<FloorFall> PairHistory::floor_fall(const Config& config) const {
+  // θ lower by δ lowers every src → dst span by δ at once, so that direction's floor falls as the
+  // offset moves, while the offset's own interval (as wide as the delays) hides the move for
+  // seconds. A floor wanders as its least spans enter and leave the window; a fall beyond that
+  // wander and beyond what a drift under the threshold explains over the gap is a move.
+  if (samples_.size() < 2) return std::nullopt;
+  const OffsetSample& now = samples_.back();
+  std::optional<FloorFall> best;
+  for (const bool forward : {true, false}) {
+    const auto floor_of = [forward](const OffsetSample& s) {
+      return forward ? s.forward_min_span_ns : s.reverse_min_span_ns;
+    };
+    if (!floor_of(now)) continue;
+    std::vector<const OffsetSample*> reference;
+    double lowest = std::numeric_limits<double>::infinity(), wander = 0;
+    bool settled_seen = false;  // before the pair first settled its window was still filling
+    for (std::size_t k = 0; k + 1 < samples_.size(); ++k) {
+      const OffsetSample& s = samples_[k];
+      settled_seen = settled_seen || s.settled;  // once, ever: a lopsided path stays unsettled after
+      if (now.t_ns - s.t_ns > config.floor_reference_ns) continue;
+      const auto f = floor_of(s);
+      if (!settled_seen || !f) continue;
+      if (std::isfinite(lowest)) wander = std::max(wander, *f - lowest);
+      lowest = std::min(lowest, *f);
+      reference.push_back(&s);
+    }
+    for (const OffsetSample* s : reference) {
+      const double fall = *floor_of(*s) - *floor_of(now);
+      const double allowed =
+          config.floor_margin_ns + 2 * wander + config.drift_threshold_ppm * ns_per_ppm_over(now.t_ns - s->t_ns);
+      if (fall > allowed && (!best || fall - allowed > best->fall_ns - best->allowed_ns))
+        best = FloorFall{forward, fall, allowed, s->t_ns};
+    }
+  }
+  return best;
+}
+
+std::optional<FloorFall> PairHistory::floor_falling(const Config& config) const {
+  const auto fell = floor_fall(config);
+  if (!fell) return std::nullopt;
+  const auto floor_of = [&](const OffsetSample& s) {
+    return fell->forward ? s.forward_min_span_ns : s.reverse_min_span_ns;
+  };
+  // A falling direction's floor is its newest spans' least, so it may stand for a tick when they
+  // were all a little slow: one such tick is allowed, a rise is not.
+  constexpr std::size_t kFalls = 3, kStallsAllowed = 1;
+  const OffsetSample& now = samples_.back();
+  std::size_t falls = 0, stalls = 0;
+  for (std::size_t k = samples_.size() - 1; k-- > 0;) {
+    const OffsetSample &a = samples_[k], &b = samples_[k + 1];
+    if (!floor_of(a) || !floor_of(b) || *floor_of(b) > *floor_of(a)) return std::nullopt;
+    if (*floor_of(a) - *floor_of(b) >= config.drift_threshold_ppm * ns_per_ppm_over(b.t_ns - a.t_ns))
+      ++falls;
+    else if (++stalls > kStallsAllowed)
+      return std::nullopt;  // it stood: a jump that is over, or no move
+    if (falls >= kFalls && now.t_ns - a.t_ns >= config.floor_pace_ns)
+      return FloorFall{fell->forward, *floor_of(a) - *floor_of(now),
+                       config.drift_threshold_ppm * ns_per_ppm_over(now.t_ns - a.t_ns), a.t_ns};
+  }
+  return std::nullopt;
+}
+
 OffsetSample reversed(const OffsetSample& s) {
   OffsetSample r = s;
   if (r.offset_ns) r.offset_ns = -*r.offset_ns;
   if (r.drift_ppm) r.drift_ppm = -*r.drift_ppm;
+  std::swap(r.forward_min_span_ns, r.reverse_min_span_ns);
   return r;
 }
 

@@ -32,6 +32,17 @@ class PairHistory {
   bool ever_settled() const;
   // The oldest settled estimate with an offset: what the pair looked like when first seen settled.
   std::optional<OffsetSample> first_settled() const;
+  // The newest estimate's floor in either direction fell below an earlier one's (within
+  // floor_reference_ns, from the first settled estimate on) by more than floor_margin_ns, twice the
+  // floor's own wander (its largest rise above its lowest so far) and the drift threshold over the
+  // gap: the offset moved faster than the threshold, unless the path itself got faster
+  // (docs/diagnosis.md, "History", 7). The largest such fall beyond what is allowed.
+  std::optional<FloorFall> floor_fall(const Config& config) const;
+  // A floor that fell (above) and, over the newest stretch of at least floor_pace_ns, fell in three
+  // ticks by at least the drift threshold over the gap, stood in at most one and rose in none: the
+  // offset is moving (a step lowers a floor once, then it stands). The stretch's fall, the
+  // threshold's over it, and its start.
+  std::optional<FloorFall> floor_falling(const Config& config) const;
   static constexpr std::size_t kSteadySamples = 60;
 
  private:

@@ -36,7 +36,7 @@ Triangulation triangulate(const std::vector<PairMeasure>& measures, double floor
       if (m.src == h || m.dst == h) {
         // A host's clock ahead by s raises θ = dst − src when it is dst, lowers it when src.
         const double own = m.dst == h ? m.value : -m.value;
-        moved = moved || std::abs(own) > tol;
+        moved = moved || m.moved || std::abs(own) > tol;
         shifts.emplace_back(own, tol);
         c.shifted.push_back(pair_name(m));
       } else {
@@ -64,7 +64,8 @@ Triangulation triangulate(const std::vector<PairMeasure>& measures, double floor
       not_yet.push_back(h);
       continue;
     }
-    c.amount = sum / static_cast<double>(cleared);  // the pairs that measured the shift beyond their tolerance
+    if (cleared > 0)
+      c.amount = sum / static_cast<double>(cleared);  // the pairs that measured it beyond their tolerance
     fits.push_back(std::move(c));
   }
   if (!not_yet.empty()) {
@@ -82,8 +83,9 @@ Triangulation triangulate(const std::vector<PairMeasure>& measures, double floor
   }
   if (fits.size() == 1) {
     t = std::move(fits.front());
-    t.note = "every pair " + *t.culprit + " is in moved by the same amount, the " +
-             std::to_string(t.consistent.size()) + " pair(s) among the others did not";
+    t.note = "every pair " + *t.culprit + " is in moved " +
+             (t.amount ? std::string("by the same amount") : std::string("(by how much is not measured yet)")) +
+             ", the " + std::to_string(t.consistent.size()) + " pair(s) among the others did not";
     return t;
   }
   if (fits.empty()) {

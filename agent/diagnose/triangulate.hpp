@@ -21,8 +21,10 @@ struct PairMeasure {
 };
 
 struct Triangulation {
-  std::optional<std::string> culprit;   // absent: undetermined
-  double amount = 0;                    // the culprit's own shift (its clock minus the others')
+  std::optional<std::string> culprit;  // absent: undetermined
+  // The culprit's own shift (its clock minus the others'); absent while every pair of it moved
+  // without a measured value (a floor that fell).
+  std::optional<double> amount;
   std::vector<std::string> shifted;     // the pairs it is in ("src→dst")
   std::vector<std::string> consistent;  // the pairs among the other hosts
   // When more than one host fits: each of them (by name). The culprit is one of them, and the
@@ -33,7 +35,8 @@ struct Triangulation {
 
 // `floor` is added to every tolerance (a slope threshold, say). Needs a pair without the culprit,
 // so at least three hosts; exactly one host must fit: the pairs without it consistent, its own pairs
-// agreeing on one shift, at least one of them beyond its tolerance (docs/diagnosis.md, "Culprit").
+// agreeing on one shift, at least one of them beyond its tolerance or `moved` (docs/diagnosis.md,
+// "Culprit").
 // A pair without the host whose own tolerance is above `tight` (or, with `tight` finite, one not
 // `tight_ok`) is consistent only because it is not yet measured well enough to show a shift of its
 // own: the host then fits at best "not yet" (it is a candidate, not the culprit).

@@ -512,3 +512,83 @@ TEST_CASE("a pair among the others whose window broke, with no slope yet, moved:
     CHECK(find(q, "a", "d").culprit_candidates == std::vector<std::string>{"d"});
   }
 }
+
+TEST_CASE("a pair among the others whose floor fell moved: no host outside it fits, and no asymmetry") {
+  // b drifts +100 ppm (its pairs cleared); c drifts −20 ppm, its pairs still within their ± 15 µs
+  // intervals but a floor of each fell 12 µs in a second.
+  auto fell = [](const std::string& s, const std::string& d) {
+    PairObservation p = pair(s, d, 0, 15'000);
+    p.now.drift_ppm = -8;
+    p.now.drift_bound_ppm = 10;
+    p.floor_fall = FloorFall{d == "c", 12'000, 7'000, 99 * kSecond};
+    return p;
+  };
+  PairObservation ad = pair("a", "d");
+  ad.shift = Shift{Cause::none, 0.2, 1, 80 * kSecond, 0, 0};
+  auto r = diagnose(
+      {drifted("a", "b", 100), drifted("b", "c", -100), drifted("b", "d", -100), fell("a", "c"), fell("c", "d"), ad},
+      {}, Config{});
+  CHECK_FALSE(find(r, "a", "b").culprit);
+  CHECK(find(r, "a", "b").culprit_candidates.empty());  // two clocks moved: no single host, not "not yet"
+  CHECK(find(r, "a", "c").evidence.find("least span a→c fell 12.0 µs in 1.00 s") != std::string::npos);
+  SUBCASE("without the fall, c's pairs are too wide to tell: b is a candidate, not yet the culprit") {
+    PairObservation ac = fell("a", "c"), cd = fell("c", "d");
+    ac.floor_fall.reset();
+    cd.floor_fall.reset();
+    auto q =
+        diagnose({drifted("a", "b", 100), drifted("b", "c", -100), drifted("b", "d", -100), ac, cd, ad}, {}, Config{});
+    CHECK_FALSE(find(q, "a", "b").culprit);
+    CHECK(find(q, "a", "b").culprit_candidates == std::vector<std::string>{"b"});
+  }
+  SUBCASE("a lopsided pair whose low floor is falling is an offset on the move, not the path") {
+    PairObservation p = pair("a", "b", 0, 12'000);
+    p.forward_min_span_ns = 2'000;  // a drift about to invert a→b: 2 µs left, 22 µs back
+    p.reverse_min_span_ns = 22'000;
+    p.now.offset_ns = -10'000;
+    p.now.settled = false;
+    p.history_settled = true;
+    auto clocks = std::vector<HostClock>{synced("a", 1'000), synced("b", 1'000)};
+    CHECK(diagnose({p}, clocks, Config{}).pairs.front().cause == Cause::path_asymmetry);
+    p.floor_fall = FloorFall{true, 15'000, 3'000, 99 * kSecond};
+    CHECK(diagnose({p}, clocks, Config{}).pairs.front().cause == Cause::undetermined);
+  }
+}
+
+TEST_CASE(
+    "a floor that keeps falling: clock_drift before its pace is measured, named on the host all of whose pairs moved") {
+  // c drifts −20 ppm: a→c and b→c floors fell for a second, every tick, their intervals still wide.
+  auto falling = [](const std::string& s, const std::string& d) {
+    PairObservation p = pair(s, d, 0, 15'000);
+    p.now.drift_ppm = -8;
+    p.now.drift_bound_ppm = 10;
+    p.floor_fall = FloorFall{true, 20'000, 8'000, 99 * kSecond};
+    p.floor_falling = FloorFall{true, 15'000, 3'750, 99 * kSecond + kSecond / 4};
+    return p;
+  };
+  PairObservation ab = pair("a", "b");
+  ab.shift = Shift{Cause::none, 0.2, 1, 80 * kSecond, 0, 0};
+  auto r = diagnose({falling("a", "c"), falling("b", "c"), ab}, {}, Config{});
+  const auto& ac = find(r, "a", "c");
+  CHECK(ac.cause == Cause::clock_drift);
+  CHECK_FALSE(ac.amount);  // its pace is not measured yet: no made-up slope
+  CHECK(*ac.since_ns == 99 * kSecond + kSecond / 4);
+  CHECK(ac.evidence.find("least span a→c fell 15.0 µs over the last 0.75 s") != std::string::npos);
+  CHECK(ac.evidence.find("least span", ac.evidence.find("least span") + 1) == std::string::npos);  // said once
+  CHECK(ac.culprit == std::optional<std::string>("c"));
+  CHECK(host(r, "c").culprit);
+  CHECK_FALSE(host(r, "c").amount);
+  CHECK(find(r, "a", "b").cause == Cause::none);
+  SUBCASE("a step the history shows comes first") {
+    PairObservation p = falling("a", "c");
+    p.shift = Shift{Cause::clock_step, -30'000, 30'000, 99 * kSecond, 0, -30'000};
+    CHECK(diagnose({p}, {}, Config{}).pairs.front().cause == Cause::clock_step);
+  }
+  SUBCASE("b→c has not fallen yet: a fits as well as c, neither is named") {
+    PairObservation bc = pair("b", "c", 0, 15'000);
+    bc.now.drift_ppm = -8;
+    bc.now.drift_bound_ppm = 3;
+    auto q = diagnose({falling("a", "c"), bc, ab}, {}, Config{});
+    CHECK_FALSE(find(q, "a", "c").culprit);
+    CHECK(find(q, "a", "c").culprit_candidates == std::vector<std::string>{"a", "c"});
+  }
+}

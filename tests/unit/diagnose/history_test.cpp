@@ -250,3 +250,125 @@ TEST_CASE("a drift's slope after the break: every line through the estimates sin
   CHECK(s->value == doctest::Approx(20));
   CHECK(s->at_ns == 10 * kSecond);
 }
+
+namespace {
+// A settled estimate every 250 ms with its floors: `forward` src → dst, `reverse` back (ns).
+OffsetSample floors(int tick, double forward_ns, double reverse_ns) {
+  OffsetSample s = settled(0, 0, 15'000);
+  s.t_ns = tick * kSecond / 4;
+  s.forward_min_span_ns = forward_ns;
+  s.reverse_min_span_ns = reverse_ns;
+  return s;
+}
+}  // namespace
+
+TEST_CASE("a floor that wanders within its own spread did not fall") {
+  PairHistory h(480);
+  // Ten seconds of a still pair: the least span each way wanders between 18.7 and 19.2 µs.
+  for (int t = 0; t < 40; ++t) h.add(floors(t, 18'700 + 500 * (t % 5 == 0), 19'000 - 300 * (t % 7 == 0)));
+  CHECK_FALSE(h.floor_fall(Config{}).has_value());
+  SUBCASE("a new low within the margin and the wander is none either") {
+    h.add(floors(40, 9'000, 19'000));  // 9.7 µs under the lowest: within 8 µs + 2 × 0.5 µs + 5 ppm × 0.25 s
+    CHECK_FALSE(h.floor_fall(Config{}).has_value());
+  }
+}
+
+TEST_CASE("a floor falling with the offset: moved within a few ticks, in its direction") {
+  PairHistory h(480);
+  for (int t = 0; t < 40; ++t) h.add(floors(t, 19'000, 19'000));
+  // θ falls at 20 ppm from second 10: the src → dst floor falls 5 µs a tick, the other stays
+  // (the older spans that hold it leave the window only later).
+  h.add(floors(40, 14'000, 19'000));
+  h.add(floors(41, 9'000, 19'000));
+  CHECK_FALSE(h.floor_fall(Config{}).has_value());  // 10 µs in 0.5 s: within 8 µs + 5 ppm × 0.5 s
+  h.add(floors(42, 4'000, 19'000));
+  auto f = h.floor_fall(Config{});
+  REQUIRE(f);
+  CHECK(f->forward);
+  CHECK(f->fall_ns == doctest::Approx(15'000));
+  CHECK(f->allowed_ns == doctest::Approx(8'000 + 5 * 0.75 * 1'000));  // margin + 5 ppm over the 0.75 s gap
+  CHECK(f->since_ns == 39 * kSecond / 4);
+  SUBCASE("seen from the other end, the same fall is the reverse floor's") {
+    HistoryBook book;
+    for (const auto& s : h.samples()) book.add("b", "a", reversed(s));
+    auto g = book.find("b", "a")->floor_fall(Config{});
+    REQUIRE(g);
+    CHECK_FALSE(g->forward);
+    CHECK(g->fall_ns == doctest::Approx(15'000));
+  }
+}
+
+TEST_CASE("a fall a drift under the threshold explains is none; one beyond it is a move") {
+  PairHistory h(480);
+  // 4 ppm for 20 s: 80 µs over the whole reference, never more than 8 µs beyond 5 ppm over a gap.
+  for (int t = 0; t < 80; ++t) h.add(floors(t, 19'000 - 1'000.0 * t, 19'000));
+  CHECK_FALSE(h.floor_fall(Config{}).has_value());
+  PairHistory g(480);
+  for (int t = 0; t < 80; ++t) g.add(floors(t, 19'000 - 2'000.0 * t, 19'000));  // 8 ppm: 3 ppm × 19.75 s > 8 µs
+  auto f = g.floor_fall(Config{});
+  REQUIRE(f);
+  CHECK(f->since_ns == 0);  // the largest excess is over the whole reference: 3 ppm × 19.75 s
+}
+
+TEST_CASE("floors before the pair first settled (a window still filling) and beyond the reference are not compared") {
+  PairHistory h(480);
+  OffsetSample filling = floors(0, 40'000, 40'000);
+  filling.settled = false;
+  h.add(filling);
+  for (int t = 1; t < 10; ++t) h.add(floors(t, 19'000, 19'000));
+  CHECK_FALSE(h.floor_fall(Config{}).has_value());
+  Config short_memory;
+  short_memory.floor_reference_ns = kSecond;
+  PairHistory g(480);
+  g.add(floors(0, 50'000, 19'000));  // 30 µs above the later floor, 2.5 s before the newest (8 µs + 5 ppm: 20.5 µs)
+  for (int t = 6; t < 11; ++t) g.add(floors(t, 20'000, 19'000));
+  CHECK(g.floor_fall(Config{}).has_value());
+  CHECK_FALSE(g.floor_fall(short_memory).has_value());
+  SUBCASE("settled once, long ago, then unsettled for longer than the reference (a lopsided path): still compared") {
+    PairHistory l(480);
+    l.add(floors(0, 19'000, 1'019'000));
+    for (int t = 1; t < 200; ++t) {
+      OffsetSample s = floors(t, 19'000, 1'019'000);
+      s.settled = false;
+      l.add(s);
+    }
+    OffsetSample s = floors(200, 4'000, 1'019'000);
+    s.settled = false;
+    l.add(s);
+    CHECK(l.floor_fall(Config{}).has_value());
+  }
+}
+
+TEST_CASE("a floor that keeps falling every tick is an offset on the move; one that fell once and stands is not") {
+  PairHistory h(480);
+  for (int t = 0; t < 40; ++t) h.add(floors(t, 19'000, 19'000));
+  h.add(floors(40, 14'000, 19'000));
+  h.add(floors(41, 9'000, 19'000));
+  CHECK_FALSE(h.floor_falling(Config{}).has_value());  // two ticks, and not beyond the margin yet
+  h.add(floors(42, 4'000, 19'000));                    // 20 ppm: 5 µs a tick, for three ticks
+  auto f = h.floor_falling(Config{});
+  REQUIRE(f);
+  CHECK(f->forward);
+  CHECK(f->since_ns == 39 * kSecond / 4);
+  CHECK(f->fall_ns == doctest::Approx(15'000));
+  CHECK(f->allowed_ns == doctest::Approx(5 * 0.75 * 1'000));
+  SUBCASE("one tick in which it stood is allowed (its newest spans were all a little slow); two or a rise end it") {
+    h.add(floors(43, 4'000, 19'000));
+    REQUIRE(h.floor_falling(Config{}).has_value());
+    CHECK(h.floor_falling(Config{})->since_ns == 39 * kSecond / 4);
+    PairHistory rose = h;
+    rose.add(floors(44, 4'500, 19'000));
+    CHECK(rose.floor_fall(Config{}).has_value());
+    CHECK_FALSE(rose.floor_falling(Config{}).has_value());
+    h.add(floors(44, 4'000, 19'000));
+    CHECK(h.floor_fall(Config{}).has_value());
+    CHECK_FALSE(h.floor_falling(Config{}).has_value());
+  }
+  SUBCASE("a step: the floor fell once by 30 µs, then stands however its least spans wander") {
+    PairHistory g(480);
+    for (int t = 0; t < 40; ++t) g.add(floors(t, 19'000, 19'000));
+    for (int t = 40; t < 46; ++t) g.add(floors(t, -11'000 - 200.0 * (t - 40), 19'000));
+    CHECK(g.floor_fall(Config{}).has_value());
+    CHECK_FALSE(g.floor_falling(Config{}).has_value());
+  }
+}
