@@ -260,6 +260,15 @@ OffsetSample floors(int tick, double forward_ns, double reverse_ns) {
   s.reverse_min_span_ns = reverse_ns;
   return s;
 }
+// Ten seconds of a still pair (floors 19 µs each way), then θ falling at 20 ppm for `ticks` ticks:
+// the src → dst floor falls 5 µs a tick, the other stays (the older spans that hold it leave the
+// window only later).
+PairHistory still_then_falling(int ticks) {
+  PairHistory h(480);
+  for (int t = 0; t < 40; ++t) h.add(floors(t, 19'000, 19'000));
+  for (int t = 40; t < 40 + ticks; ++t) h.add(floors(t, 19'000 - 5'000.0 * (t - 39), 19'000));
+  return h;
+}
 }  // namespace
 
 TEST_CASE("a floor that wanders within its own spread did not fall") {
@@ -274,14 +283,8 @@ TEST_CASE("a floor that wanders within its own spread did not fall") {
 }
 
 TEST_CASE("a floor falling with the offset: moved within a few ticks, in its direction") {
-  PairHistory h(480);
-  for (int t = 0; t < 40; ++t) h.add(floors(t, 19'000, 19'000));
-  // θ falls at 20 ppm from second 10: the src → dst floor falls 5 µs a tick, the other stays
-  // (the older spans that hold it leave the window only later).
-  h.add(floors(40, 14'000, 19'000));
-  h.add(floors(41, 9'000, 19'000));
-  CHECK_FALSE(h.floor_fall(Config{}).has_value());  // 10 µs in 0.5 s: within 8 µs + 5 ppm × 0.5 s
-  h.add(floors(42, 4'000, 19'000));
+  CHECK_FALSE(still_then_falling(2).floor_fall(Config{}).has_value());  // 10 µs in 0.5 s: within 8 µs + 5 ppm × 0.5 s
+  PairHistory h = still_then_falling(3);
   auto f = h.floor_fall(Config{});
   REQUIRE(f);
   CHECK(f->forward);
@@ -340,12 +343,8 @@ TEST_CASE("floors before the pair first settled (a window still filling) and bey
 }
 
 TEST_CASE("a floor that keeps falling every tick is an offset on the move; one that fell once and stands is not") {
-  PairHistory h(480);
-  for (int t = 0; t < 40; ++t) h.add(floors(t, 19'000, 19'000));
-  h.add(floors(40, 14'000, 19'000));
-  h.add(floors(41, 9'000, 19'000));
-  CHECK_FALSE(h.floor_falling(Config{}).has_value());  // two ticks, and not beyond the margin yet
-  h.add(floors(42, 4'000, 19'000));                    // 20 ppm: 5 µs a tick, for three ticks
+  CHECK_FALSE(still_then_falling(2).floor_falling(Config{}).has_value());  // two ticks, and not beyond the margin yet
+  PairHistory h = still_then_falling(3);
   auto f = h.floor_falling(Config{});
   REQUIRE(f);
   CHECK(f->forward);
