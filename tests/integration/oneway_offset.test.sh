@@ -11,15 +11,27 @@ B=10.77.0.2
 start_agent --domain a=netns:"$(netns_path 1)" --domain b=netns:"$(netns_path 2)" --only-domains
 ONEWAY_SECONDS=${ONEWAY_SECONDS:-10}
 
-# poll: one `top --once --json` and one `top --once` table; prints the a->b pair as JSON with the
-# table's OFFSET cell (field 10, "-" or "VALUE ± BOUND") added as .table_offset.
+# pair_of JSON: the a->b tcp pair of one `top --once --json`, or null.
+pair_of() {
+  jq -c '[.pairs[] | select(.src=="a" and .dst=="b" and .transport=="tcp")][0]' <<<"$1"
+}
+
+# poll: a `top --once` table between two `top --once --json` polls; prints the a->b pair of the
+# second JSON with the table's OFFSET cell (field 10, "-" or "VALUE ± BOUND") added as
+# .table_offset. The pair may settle between two polls (request/response traffic settles it within
+# seconds), so the table is compared only when both JSON polls agree on whether an offset is shown;
+# otherwise it polls again (a few times at most: a state changes once, not every poll).
 poll() {
-  local json table cell
-  json=$("$SKEWSCOPE" top --agent "$AGENT_URL" --once --json)
-  table=$("$SKEWSCOPE" top --agent "$AGENT_URL" --once)
+  local before after table cell
+  for _ in 1 2 3 4 5; do
+    before=$(pair_of "$("$SKEWSCOPE" top --agent "$AGENT_URL" --once --json)")
+    table=$("$SKEWSCOPE" top --agent "$AGENT_URL" --once)
+    after=$(pair_of "$("$SKEWSCOPE" top --agent "$AGENT_URL" --once --json)")
+    [ "$(jq '. != null and .offset_seconds != null' <<<"$before")" = \
+      "$(jq '. != null and .offset_seconds != null' <<<"$after")" ] && break
+  done
   cell=$(awk '$1 == "a" && $2 == "b" && $3 == "tcp" { print ($11 == "±") ? $10 " ± " $12 : $10 }' <<<"$table")
-  jq -c --arg cell "$cell" '[.pairs[] | select(.src=="a" and .dst=="b" and .transport=="tcp")][0]
-    | if . == null then null else . + {table_offset: $cell} end' <<<"$json"
+  jq -c --arg cell "$cell" 'if . == null then null else . + {table_offset: $cell} end' <<<"$after"
 }
 
 # Checks one poll: an offset only with a bound, the bound holds 0, the table agrees, and a
