@@ -57,14 +57,12 @@ std::vector<diagnose::PairObservation> pair_observations(const AgentReport& r, c
     o.has_estimate = true;
     o.now = offset_sample(*e);
     o.two_sided = o.now.offset_ns.has_value();
-    o.forward_min_span_ns = o.now.forward_min_span_ns;
-    o.reverse_min_span_ns = o.now.reverse_min_span_ns;
     if (auto h = book.find(o.src, o.dst)) {
       o.shift = h->shift(book.config());
       o.history_settled = h->ever_settled();
       o.first_settled = h->first_settled();
       o.floor_fall = h->floor_fall(book.config());
-      o.floor_falling = h->floor_falling(book.config());
+      if (o.floor_fall) o.floor_falling = h->floor_falling(*o.floor_fall, book.config());
     }
   }
   std::vector<diagnose::PairObservation> out;

@@ -98,7 +98,6 @@ struct PairObservation {
   OffsetSample now;  // the current estimate; offset/bound absent when one-sided or no estimate
   bool has_estimate = false;
   bool two_sided = false;
-  std::optional<double> forward_min_span_ns, reverse_min_span_ns;  // src → dst, dst → src
   std::uint64_t spans = 0, negative_spans = 0, unexplained_negative_spans = 0;
   bool capture_complete = true;               // capture up and no half lost in the window
   std::optional<Shift> shift;                 // from the pair's history: a change, or its steady slope
@@ -152,6 +151,9 @@ struct PairDiagnosis {
   // a floor by more than a drift under the threshold would), so no host outside it fits a drift
   // (rule 1), though its slope is not measured yet. Not in the JSON.
   bool moved_certainly = false;
+  // Rule 4 named the drift by a falling floor: the evidence already says which floor fell. Not in
+  // the JSON.
+  bool evidence_names_floor = false;
   bool incident() const { return cause != Cause::none && cause != Cause::undetermined; }
 };
 

@@ -71,6 +71,14 @@ std::string offset_text(const OffsetSample& s) {
   return "offset " + format_ns(*s.offset_ns) + " ± " + format_ns(*s.bound_ns).substr(1);
 }
 
+// "least span a→b fell 15.0 µs over the last 0.75 s": which floor fell, by how much, since when.
+std::string floor_fell_text(const PairObservation& p, const FloorFall& f, const char* since_words) {
+  char gap[32];
+  std::snprintf(gap, sizeof gap, "%.2f s", static_cast<double>(p.now.t_ns - f.since_ns) * 1e-9);
+  return "least span " + (f.forward ? p.src + "→" + p.dst : p.dst + "→" + p.src) + " fell " +
+         format_ns(f.fall_ns).substr(1) + " " + since_words + " " + gap;
+}
+
 void fill_measures(PairDiagnosis& d, const PairObservation& p, const Config& config) {
   const bool changed = p.shift && p.shift->kind != Cause::none;
   if (changed && p.shift->kind == Cause::clock_step)
@@ -173,13 +181,11 @@ PairDiagnosis diagnose_pair_rules(const PairObservation& p, const HostClock* src
   // its pace not measured yet (the interval, as wide as the delays, shows it later).
   if (p.floor_falling && (!p.shift || p.shift->kind == Cause::none)) {
     const FloorFall& f = *p.floor_falling;
-    char gap[32];
-    std::snprintf(gap, sizeof gap, "%.2f s", static_cast<double>(p.now.t_ns - f.since_ns) * 1e-9);
     d.cause = Cause::clock_drift;
     d.since_ns = f.since_ns;
     d.confidence = clearance(f.fall_ns, f.allowed_ns);
-    d.evidence = "least span " + (f.forward ? p.src + "→" + p.dst : p.dst + "→" + p.src) + " fell " +
-                 format_ns(f.fall_ns).substr(1) + " over the last " + gap + ", every tick faster than " +
+    d.evidence_names_floor = true;
+    d.evidence = floor_fell_text(p, f, "over the last") + ", every tick faster than " +
                  ppm(config.drift_threshold_ppm).substr(1) + ": the offset is moving, its pace not measured yet; " +
                  offset_text(p.now) + "; " + spans;
     return d;
@@ -227,23 +233,23 @@ PairDiagnosis diagnose_pair_rules(const PairObservation& p, const HostClock* src
   // its history: its warm-up is over, and the interval widened since.
   const bool interval_known =
       p.two_sided && !p.now.broken && p.now.offset_ns && p.now.bound_ns && (p.now.settled || p.history_settled);
-  if (interval_known && claimed && p.forward_min_span_ns && p.reverse_min_span_ns && *p.forward_min_span_ns > 0 &&
-      *p.reverse_min_span_ns > 0) {
+  if (interval_known && claimed && p.now.forward_min_span_ns && p.now.reverse_min_span_ns &&
+      *p.now.forward_min_span_ns > 0 && *p.now.reverse_min_span_ns > 0) {
     const double claim = claimed.value_or(0);
     const double lo = *p.now.offset_ns - *p.now.bound_ns, hi = *p.now.offset_ns + *p.now.bound_ns;
-    const double big = std::max(*p.forward_min_span_ns, *p.reverse_min_span_ns);
-    const double small = std::min(*p.forward_min_span_ns, *p.reverse_min_span_ns);
+    const double big = std::max(*p.now.forward_min_span_ns, *p.now.reverse_min_span_ns);
+    const double small = std::min(*p.now.forward_min_span_ns, *p.now.reverse_min_span_ns);
     const bool admits_claim = lo <= claim && hi >= -claim;
     // A floor still falling is an offset on the move (a drift about to invert the low direction's
     // spans looks lopsided for a moment); a slower path only raises its own direction's floor.
     if (admits_claim && !p.floor_fall && std::abs(*p.now.offset_ns) > claim && big >= config.asymmetry_ratio * small) {
       d.cause = Cause::path_asymmetry;
-      d.amount = *p.forward_min_span_ns - *p.reverse_min_span_ns;
+      d.amount = *p.now.forward_min_span_ns - *p.now.reverse_min_span_ns;
       d.tolerance = claim;
       d.confidence = clearance(std::abs(*p.now.offset_ns), claim);
       d.culprit_note = "the path, not a clock: the midpoint is biased by half the asymmetry";
-      d.evidence = "minimum spans " + format_ns(*p.forward_min_span_ns) + " " + p.src + "→" + p.dst + ", " +
-                   format_ns(*p.reverse_min_span_ns) + " back; " + offset_text(p.now) + ", the clocks claim ±" +
+      d.evidence = "minimum spans " + format_ns(*p.now.forward_min_span_ns) + " " + p.src + "→" + p.dst + ", " +
+                   format_ns(*p.now.reverse_min_span_ns) + " back; " + offset_text(p.now) + ", the clocks claim ±" +
                    format_ns(claim).substr(1);
       return d;
     }
@@ -270,15 +276,9 @@ PairDiagnosis diagnose_pair(const PairObservation& p, const HostClock* src, cons
   PairDiagnosis d = diagnose_pair_rules(p, src, dst, config);
   // The evidence speaks of θ in this orientation, whichever way the pair is shown later.
   d.evidence = "θ(" + p.src + "→" + p.dst + "): " + d.evidence;
-  const bool said_by_floor = d.cause == Cause::clock_drift && !d.amount;  // rule 4's falling floor
-  if (p.floor_fall && d.moved_certainly && !said_by_floor) {
-    const FloorFall& f = *p.floor_fall;
-    char gap[32];
-    std::snprintf(gap, sizeof gap, "%.2f s", static_cast<double>(p.now.t_ns - f.since_ns) * 1e-9);
-    d.evidence += "; least span " + (f.forward ? p.src + "→" + p.dst : p.dst + "→" + p.src) + " fell " +
-                  format_ns(f.fall_ns).substr(1) + " in " + gap + " (its wander and the threshold allow " +
-                  format_ns(f.allowed_ns).substr(1) + "): the offset moved";
-  }
+  if (p.floor_fall && d.moved_certainly && !d.evidence_names_floor)
+    d.evidence += "; " + floor_fell_text(p, *p.floor_fall, "in") + " (its wander and the threshold allow " +
+                  format_ns(p.floor_fall->allowed_ns).substr(1) + "): the offset moved";
   return d;
 }
 

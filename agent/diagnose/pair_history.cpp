@@ -226,11 +226,9 @@ std::optional<FloorFall> PairHistory::floor_fall(const Config& config) const {
   return best;
 }
 
-std::optional<FloorFall> PairHistory::floor_falling(const Config& config) const {
-  const auto fell = floor_fall(config);
-  if (!fell) return std::nullopt;
+std::optional<FloorFall> PairHistory::floor_falling(const FloorFall& fell, const Config& config) const {
   const auto floor_of = [&](const OffsetSample& s) {
-    return fell->forward ? s.forward_min_span_ns : s.reverse_min_span_ns;
+    return fell.forward ? s.forward_min_span_ns : s.reverse_min_span_ns;
   };
   // A falling direction's floor is its newest spans' least, so it may stand for a tick when they
   // were all a little slow: one such tick is allowed, a rise is not.
@@ -245,7 +243,7 @@ std::optional<FloorFall> PairHistory::floor_falling(const Config& config) const 
     else if (++stalls > kStallsAllowed)
       return std::nullopt;  // it stood: a jump that is over, or no move
     if (falls >= kFalls && now.t_ns - a.t_ns >= config.floor_pace_ns)
-      return FloorFall{fell->forward, *floor_of(a) - *floor_of(now),
+      return FloorFall{fell.forward, *floor_of(a) - *floor_of(now),
                        config.drift_threshold_ppm * ns_per_ppm_over(now.t_ns - a.t_ns), a.t_ns};
   }
   return std::nullopt;

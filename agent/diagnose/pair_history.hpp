@@ -42,7 +42,8 @@ class PairHistory {
   // ticks by at least the drift threshold over the gap, stood in at most one and rose in none: the
   // offset is moving (a step lowers a floor once, then it stands). The stretch's fall, the
   // threshold's over it, and its start.
-  std::optional<FloorFall> floor_falling(const Config& config) const;
+  // `fell` is floor_fall's answer for the same history (computed once by the caller).
+  std::optional<FloorFall> floor_falling(const FloorFall& fell, const Config& config) const;
   static constexpr std::size_t kSteadySamples = 60;
 
  private:

@@ -20,8 +20,8 @@ PairObservation pair(const std::string& src, const std::string& dst, double offs
   p.now.settled = true;
   p.now.drift_ppm = 0;
   p.now.drift_bound_ppm = 0.5;
-  p.forward_min_span_ns = 20'000 + offset_ns;
-  p.reverse_min_span_ns = 20'000 - offset_ns;
+  p.now.forward_min_span_ns = 20'000 + offset_ns;
+  p.now.reverse_min_span_ns = 20'000 - offset_ns;
   p.spans = 1000;
   return p;
 }
@@ -327,8 +327,8 @@ TEST_CASE("clock_source_disagrees: inversions deeper than the claimed bounds") {
 
 TEST_CASE("path_asymmetry: lopsided spans while the clocks agree") {
   PairObservation p = pair("a", "b", 0, 1'000'000);
-  p.forward_min_span_ns = 2'000'000;  // 2 ms one way (netem), 20 µs back
-  p.reverse_min_span_ns = 20'000;
+  p.now.forward_min_span_ns = 2'000'000;  // 2 ms one way (netem), 20 µs back
+  p.now.reverse_min_span_ns = 20'000;
   p.now.offset_ns = (2'000'000.0 - 20'000.0) / 2;  // the midpoint's bias
   p.now.bound_ns = (2'000'000.0 + 20'000.0) / 2;
   auto r = diagnose({p}, {synced("a", 5'000), synced("b", 5'000)}, Config{});
@@ -542,8 +542,8 @@ TEST_CASE("a pair among the others whose floor fell moved: no host outside it fi
   }
   SUBCASE("a lopsided pair whose low floor is falling is an offset on the move, not the path") {
     PairObservation p = pair("a", "b", 0, 12'000);
-    p.forward_min_span_ns = 2'000;  // a drift about to invert a→b: 2 µs left, 22 µs back
-    p.reverse_min_span_ns = 22'000;
+    p.now.forward_min_span_ns = 2'000;  // a drift about to invert a→b: 2 µs left, 22 µs back
+    p.now.reverse_min_span_ns = 22'000;
     p.now.offset_ns = -10'000;
     p.now.settled = false;
     p.history_settled = true;

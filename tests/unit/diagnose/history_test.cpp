@@ -342,10 +342,16 @@ TEST_CASE("floors before the pair first settled (a window still filling) and bey
   }
 }
 
+// floor_falling as the agent asks it: only of a floor that fell.
+std::optional<FloorFall> falling(const PairHistory& h) {
+  const auto fell = h.floor_fall(Config{});
+  return fell ? h.floor_falling(*fell, Config{}) : std::nullopt;
+}
+
 TEST_CASE("a floor that keeps falling every tick is an offset on the move; one that fell once and stands is not") {
-  CHECK_FALSE(still_then_falling(2).floor_falling(Config{}).has_value());  // two ticks, and not beyond the margin yet
+  CHECK_FALSE(falling(still_then_falling(2)).has_value());  // two ticks, and not beyond the margin yet
   PairHistory h = still_then_falling(3);
-  auto f = h.floor_falling(Config{});
+  auto f = falling(h);
   REQUIRE(f);
   CHECK(f->forward);
   CHECK(f->since_ns == 39 * kSecond / 4);
@@ -353,21 +359,21 @@ TEST_CASE("a floor that keeps falling every tick is an offset on the move; one t
   CHECK(f->allowed_ns == doctest::Approx(5 * 0.75 * 1'000));
   SUBCASE("one tick in which it stood is allowed (its newest spans were all a little slow); two or a rise end it") {
     h.add(floors(43, 4'000, 19'000));
-    REQUIRE(h.floor_falling(Config{}).has_value());
-    CHECK(h.floor_falling(Config{})->since_ns == 39 * kSecond / 4);
+    REQUIRE(falling(h).has_value());
+    CHECK(falling(h)->since_ns == 39 * kSecond / 4);
     PairHistory rose = h;
     rose.add(floors(44, 4'500, 19'000));
     CHECK(rose.floor_fall(Config{}).has_value());
-    CHECK_FALSE(rose.floor_falling(Config{}).has_value());
+    CHECK_FALSE(falling(rose).has_value());
     h.add(floors(44, 4'000, 19'000));
     CHECK(h.floor_fall(Config{}).has_value());
-    CHECK_FALSE(h.floor_falling(Config{}).has_value());
+    CHECK_FALSE(falling(h).has_value());
   }
   SUBCASE("a step: the floor fell once by 30 µs, then stands however its least spans wander") {
     PairHistory g(480);
     for (int t = 0; t < 40; ++t) g.add(floors(t, 19'000, 19'000));
     for (int t = 40; t < 46; ++t) g.add(floors(t, -11'000 - 200.0 * (t - 40), 19'000));
     CHECK(g.floor_fall(Config{}).has_value());
-    CHECK_FALSE(g.floor_falling(Config{}).has_value());
+    CHECK_FALSE(falling(g).has_value());
   }
 }
