@@ -6,6 +6,7 @@
 #include "domains/domain_spec.hpp"
 #include "domains/tenant_map.hpp"
 #include "exchange/flow_codec.hpp"
+#include "exchange/half_columns_codec.hpp"
 #include "exchange/message_record_codec.hpp"
 #include "skewscope/v1/halves.pb.h"
 
@@ -27,23 +28,11 @@ void quiet_protobuf() {
   (void)once;
 }
 
-}  // namespace
-
-std::string encode_record(const WireBatch& batch) {
-  v1::HalvesBatch pb;
-  pb.set_host(batch.host);
-  for (const auto& d : batch.domains) pb.add_domains(d);
-  for (const auto& t : batch.domain_tenants) pb.add_domain_tenants(t);
-  pb.mutable_clock()->set_error_bound_ns(batch.clock_error_bound_ns);
-  pb.mutable_clock()->set_status(batch.clock_status);
-  pb.set_dropped_before(batch.dropped_before);
-  const std::int64_t base = !batch.halves.empty()        ? batch.halves.front().realtime_ns
-                            : !batch.rdma_halves.empty() ? batch.rdma_halves.front().realtime_ns
-                                                         : 0;
-  pb.set_base_realtime_ns(base);
+// The form before columns: flows listed once, a Half message per half (still read).
+void encode_half_rows(const std::vector<WireHalf>& halves, std::int64_t base, v1::HalvesBatch& pb) {
   // A batch holds one host pair: a few flows, many halves each. Addresses go once per flow.
   std::unordered_map<FlowKey, std::uint32_t, FlowKeyHash> flow_index;
-  for (const auto& h : batch.halves) {
+  for (const auto& h : halves) {
     auto [it, inserted] = flow_index.try_emplace(h.flow, static_cast<std::uint32_t>(flow_index.size()));
     if (inserted) {
       put_flow(pb.add_flows(), h.flow);
@@ -58,6 +47,27 @@ std::string encode_record(const WireBatch& batch) {
     out->set_bytes(h.bytes);
     out->set_realtime_delta_ns(h.realtime_ns - base);
   }
+}
+
+}  // namespace
+
+std::string encode_record(const WireBatch& batch, RecordLayout layout) {
+  v1::HalvesBatch pb;
+  pb.set_host(batch.host);
+  for (const auto& d : batch.domains) pb.add_domains(d);
+  for (const auto& t : batch.domain_tenants) pb.add_domain_tenants(t);
+  pb.mutable_clock()->set_error_bound_ns(batch.clock_error_bound_ns);
+  pb.mutable_clock()->set_status(batch.clock_status);
+  pb.set_dropped_before(batch.dropped_before);
+  const std::int64_t base = !batch.halves.empty()        ? batch.halves.front().realtime_ns
+                            : !batch.rdma_halves.empty() ? batch.rdma_halves.front().realtime_ns
+                                                         : 0;
+  pb.set_base_realtime_ns(base);
+  if (layout == RecordLayout::columns) {
+    if (!batch.halves.empty()) encode_half_columns(batch.halves, base, *pb.mutable_columns());
+  } else {
+    encode_half_rows(batch.halves, base, pb);
+  }
   encode_rdma_halves(batch.rdma_halves, base, pb);
   encode_message_halves(batch.messages, pb);
   encode_translations(batch.translations, pb);
@@ -67,7 +77,7 @@ std::string encode_record(const WireBatch& batch) {
   record[0] = static_cast<char>(kMagic0);
   record[1] = static_cast<char>(kMagic1);
   record[2] = static_cast<char>(kRecordVersion);
-  record[3] = 0;
+  record[3] = static_cast<char>(layout == RecordLayout::columns ? kRecordFlagColumns : 0);
   const auto n = static_cast<std::uint32_t>(payload.size());
   for (int i = 0; i < 4; ++i) record[4 + i] = static_cast<char>((n >> (8 * i)) & 0xff);
   record += payload;
@@ -78,7 +88,8 @@ DecodedRecord decode_record(std::span<const std::uint8_t> bytes) {
   if (bytes.size() >= 2 && (bytes[0] != kMagic0 || bytes[1] != kMagic1)) return reject(RecordReject::bad_magic);
   if (bytes.size() >= 3 && bytes[2] != kRecordVersion) return reject(RecordReject::unknown_version);
   if (bytes.size() < kEnvelopeBytes) return reject(RecordReject::truncated);
-  if (bytes[3] != 0) return reject(RecordReject::unknown_version);  // flags this version does not define
+  if ((bytes[3] & ~kRecordFlagColumns) != 0) return reject(RecordReject::unknown_version);  // flags it does not define
+  const bool columns = (bytes[3] & kRecordFlagColumns) != 0;
   std::uint32_t n = 0;
   for (int i = 0; i < 4; ++i) n |= static_cast<std::uint32_t>(bytes[4 + i]) << (8 * i);
   const std::size_t have = bytes.size() - kEnvelopeBytes;
@@ -88,7 +99,11 @@ DecodedRecord decode_record(std::span<const std::uint8_t> bytes) {
   quiet_protobuf();
   v1::HalvesBatch pb;
   if (!pb.ParseFromArray(bytes.data() + kEnvelopeBytes, static_cast<int>(n))) return reject(RecordReject::bad_protobuf);
-  if (pb.halves_size() + static_cast<std::int64_t>(pb.zmtp_halves_size()) +
+  // One form or the other: rows in a columns record (or columns in a rows one) would be halves a
+  // reader of the other form skips unseen.
+  if (columns ? (pb.flows_size() != 0 || pb.halves_size() != 0 || pb.zmtp_halves_size() != 0) : pb.has_columns())
+    return reject(RecordReject::invalid_content);
+  if (pb.halves_size() + static_cast<std::int64_t>(pb.zmtp_halves_size()) + pb.columns().head_size() +
               static_cast<std::int64_t>(pb.rdma_halves_size()) >
           static_cast<std::int64_t>(kMaxHalvesPerRecord) ||
       pb.domains_size() > static_cast<int>(kMaxDomainsPerRecord) || !is_valid_domain_name(pb.host()))
@@ -142,6 +157,11 @@ DecodedRecord decode_record(std::span<const std::uint8_t> bytes) {
     if (!decode_half(h, false)) return reject(RecordReject::invalid_content);
   for (const auto& h : pb.zmtp_halves())
     if (!decode_half(h, true)) return reject(RecordReject::invalid_content);
+  if (columns) {
+    auto in_columns = decode_half_columns(pb.columns(), batch.domains.size(), pb.base_realtime_ns());
+    if (!in_columns) return reject(in_columns.error);
+    batch.halves = std::move(*in_columns.value);
+  }
   auto rdma = decode_rdma_halves(pb, batch.domains.size());
   if (!rdma) return reject(rdma.error);
   batch.rdma_halves = std::move(*rdma.value);

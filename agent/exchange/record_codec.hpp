@@ -1,7 +1,7 @@
 // Kafka record value <-> batch of halves. Pure functions over bytes: a record from the topic, a
 // file or a fuzzer decodes the same way, and anything malformed is a counted rejection.
 //
-// Layout: "SK", format version (1), flags (0), payload length (u32 little-endian), then the
+// Layout: "SK", format version (1), flags (kRecordFlagColumns or 0), payload length (u32 little-endian), then the
 // protobuf skewscope.v1.HalvesBatch (proto/skewscope/v1/halves.proto). The explicit length makes
 // every truncated record detectable (a protobuf message alone may end on a field boundary).
 #pragma once
@@ -20,6 +20,14 @@
 namespace skewscope::exchange {
 
 inline constexpr std::uint8_t kRecordVersion = 1;
+// Flags (the envelope's fourth byte). Columns: the TCP and ZMTP halves are in
+// HalvesBatch.columns (half_columns_codec.hpp), not in flows/halves/zmtp_halves. Every record this
+// agent writes sets it; it reads both forms. A reader that knows no flags refuses such a record
+// as unknown_version, counted, rather than reading it without its halves.
+inline constexpr std::uint8_t kRecordFlagColumns = 1;
+// How encode_record lays the halves out: columns (what the agent writes) or rows (the form before
+// columns, still read; the tests write it to show that).
+enum class RecordLayout : std::uint8_t { columns, rows };
 inline constexpr std::size_t kEnvelopeBytes = 8;
 inline constexpr std::size_t kMaxHalvesPerRecord = 1 << 16;
 inline constexpr std::size_t kMaxDomainsPerRecord = 256;
@@ -123,7 +131,7 @@ inline const char* record_reject_name(RecordReject r) {
 using DecodedRecord = Result<WireBatch, RecordReject>;
 
 // Halves must reference domains[0..size) and the batch must respect the limits above.
-std::string encode_record(const WireBatch& batch);
+std::string encode_record(const WireBatch& batch, RecordLayout layout = RecordLayout::columns);
 DecodedRecord decode_record(std::span<const std::uint8_t> bytes);
 
 }  // namespace skewscope::exchange

@@ -146,12 +146,21 @@ TEST_CASE("zmtp across hosts: one agent per host, the owner pairs every message 
   }
 }
 
-TEST_CASE("zmtp halves travel in a field of their own, which a reader checks") {
+TEST_CASE("zmtp halves travel as transport 4 in columns, in rows in a field of their own, which a reader checks") {
   WireBatch w = batch_of("host-a", "a");
   w.halves.push_back({HalfKind::send, Transport::tcp, kAtoB, 100, 64, 5 * kSecond, 0});
   w.halves.push_back({HalfKind::send, Transport::zmtp, kAtoB, 100, 20, 5 * kSecond + 10, 0});
   w.halves.push_back({HalfKind::recv, Transport::zmtp, kBtoA, 7, 30, 5 * kSecond + 20, 0});
-  const std::string record = encode_record(w);
+  // In columns (what the agent writes) their flows are flows of transport 4, beside the TCP one.
+  const std::string in_columns = encode_record(w);
+  v1::HalvesBatch columns;
+  REQUIRE(
+      columns.ParseFromArray(in_columns.data() + kEnvelopeBytes, static_cast<int>(in_columns.size() - kEnvelopeBytes)));
+  CHECK(columns.halves_size() + columns.zmtp_halves_size() == 0);
+  const auto& transports = columns.columns().flow_transport();
+  CHECK(std::vector<std::uint32_t>(transports.begin(), transports.end()) == std::vector<std::uint32_t>{0, 4, 4});
+  // In rows (the form before columns, still read) they have a field of their own.
+  const std::string record = encode_record(w, RecordLayout::rows);
   const std::span<const std::uint8_t> bytes(reinterpret_cast<const std::uint8_t*>(record.data()), record.size());
   v1::HalvesBatch pb;
   REQUIRE(pb.ParseFromArray(record.data() + kEnvelopeBytes, static_cast<int>(record.size() - kEnvelopeBytes)));
