@@ -135,6 +135,7 @@ class AgentCore {
   bool exchange_enabled() const { return exchange_.has_value(); }
   void set_owned_addresses(std::set<Address> addresses);
   void take_outgoing(std::vector<exchange::OutgoingHalf>& out);  // WireHalf::domain = local DomainId
+  bool outbox_half_full() const { return exchange_ && exchange_->outbox_half_full(); }
   // Kafka batch halves for the exchange (with --payload-bytes); WireMessageHalf::domain = local DomainId.
   void take_outgoing_messages(std::vector<exchange::OutgoingMessageHalf>& out);
   void ingest_remote(std::int32_t partition, const exchange::WireBatch& batch, std::int64_t now_ns);

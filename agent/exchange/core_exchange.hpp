@@ -116,6 +116,8 @@ class CoreExchange {
     out.swap(translation_outbox_);
   }
 
+  // Halves waiting for the Kafka thread, against the bound past which they are dropped.
+  bool outbox_half_full() const { return 2 * outbox_.size() >= config_.outbox_limit; }
   // The halves to ship; WireHalf::domain holds the local DomainId.
   void take_outgoing(std::vector<OutgoingHalf>& out) {
     out.clear();

@@ -33,6 +33,8 @@ namespace skewscope::exchange {
 
 // Nanoseconds per millisecond: the Kafka threads keep monotonic nanoseconds, librdkafka wants ms.
 inline constexpr std::int64_t kMs = 1'000'000;
+// How long the producer thread gathers halves before it files them into records, one per key.
+inline constexpr std::int64_t kRecordIntervalNs = 20 * kMs;
 
 class KafkaExchange {
  public:
@@ -101,6 +103,7 @@ class KafkaExchange {
   std::map<std::int32_t, std::int64_t> next_offset_;  // per owned partition, gap detection
   std::unique_ptr<RecordIntake> intake_;              // made by start(), once the domains are known
   std::int64_t last_refresh_ns_ = 0, last_status_ns_ = 0;
+  std::int64_t last_produce_ns_ = 0;  // the last pass that took the core's outgoing halves
 
   // Written by the producer thread (reload), read by both threads and fill().
   mutable std::mutex keys_lock_;
