@@ -12,6 +12,7 @@
 #include <sys/resource.h>
 
 #include <CLI/CLI.hpp>
+#include <array>
 #include <chrono>
 #include <iostream>
 #include <nlohmann/json.hpp>
@@ -86,18 +87,22 @@ int main(int argc, char** argv) {
   std::uint64_t generated = 0;
   if (role == "produce") {
     std::vector<skewscope_half_event> batch;
-    std::uint32_t seq = 1;
+    // One TCP stream per port: its sequence number moves on by the 64 bytes each message moves.
+    std::array<std::uint32_t, 64> seq;
+    seq.fill(1);
     const auto total = static_cast<std::uint64_t>(rate * seconds);
     while (generated < total) {
       const std::int64_t now = monotonic_now_ns();
       const auto due =
           std::min<std::uint64_t>(total, static_cast<std::uint64_t>(static_cast<double>(now - t0) * 1e-9 * rate));
       batch.clear();
-      for (; generated + 2 <= due; generated += 2, seq += 64) {
+      for (; generated + 2 <= due; generated += 2) {
         const int pair = static_cast<int>((generated / 2) % 16);
-        const auto port = static_cast<std::uint16_t>(40000 + (generated / 2) % 64);
-        batch.push_back(half(pair, port, true, seq, now - 20'000));
-        batch.push_back(half(pair, port, false, seq, now));
+        const auto stream = static_cast<std::size_t>((generated / 2) % 64);
+        const auto port = static_cast<std::uint16_t>(40000 + stream);
+        batch.push_back(half(pair, port, true, seq[stream], now - 20'000));
+        batch.push_back(half(pair, port, false, seq[stream], now));
+        seq[stream] += 64;
       }
       {
         auto locked = core.lock();
@@ -108,7 +113,14 @@ int main(int argc, char** argv) {
       std::this_thread::sleep_for(std::chrono::milliseconds(1));
     }
   } else {
-    std::this_thread::sleep_for(std::chrono::duration<double>(seconds));
+    // The agent's capture loop ticks the core every 100 ms (runtime/capture_loop.cpp): the tick
+    // ages halves that will find no other half out of the pairing tables, so a consumer must too.
+    while (monotonic_now_ns() - t0 < static_cast<std::int64_t>(seconds * 1e9)) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(100));
+      auto locked = core.lock();
+      locked->clock_mapping().sample_now();
+      locked->tick(monotonic_now_ns());
+    }
   }
   const std::int64_t load_end = monotonic_now_ns();
   for (int i = 0; i < static_cast<int>(drain * 10); ++i) {
