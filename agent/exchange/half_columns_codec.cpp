@@ -76,8 +76,8 @@ void encode_half_columns(const std::vector<WireHalf>& halves, std::int64_t base_
     out.add_seq(static_cast<std::int32_t>(h.seq - s.next_seq));  // mod 2^32, as the reader undoes it
     out.add_bytes(static_cast<std::int64_t>(h.bytes) - static_cast<std::int64_t>(s.bytes));
     // Wrapping: the reader adds it back the same way, so any pair of times survives.
-    out.add_time(static_cast<std::int64_t>(static_cast<std::uint64_t>(h.realtime_ns) -
-                                           static_cast<std::uint64_t>(previous_ns)));
+    out.add_time(
+        static_cast<std::int64_t>(static_cast<std::uint64_t>(h.realtime_ns) - static_cast<std::uint64_t>(previous_ns)));
     s.next_seq = h.seq + h.bytes;
     s.bytes = h.bytes;
     s.domain = h.domain;
@@ -93,8 +93,8 @@ Result<std::vector<WireHalf>, RecordReject> decode_half_columns(const v1::HalfCo
   for (int i = 0; i < in.addresses_size(); ++i)
     if (!get_address(in.addresses(i), addresses[static_cast<std::size_t>(i)])) return bad();
   const int flows_n = in.flow_src_addr_size();
-  if (in.flow_dst_addr_size() != flows_n || in.flow_src_port_size() != flows_n ||
-      in.flow_dst_port_size() != flows_n || in.flow_transport_size() != flows_n)
+  if (in.flow_dst_addr_size() != flows_n || in.flow_src_port_size() != flows_n || in.flow_dst_port_size() != flows_n ||
+      in.flow_transport_size() != flows_n)
     return bad();
   const auto valid_port = [](std::uint32_t p) { return p > 0 && p <= 0xffff; };
   std::vector<ColumnFlow> flows(static_cast<std::size_t>(flows_n));
