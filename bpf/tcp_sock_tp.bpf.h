@@ -22,8 +22,11 @@
  *   (docs/pairing.md, "Sends that wait"). Still one record per send.
  *
  * Both seq reads race with a second thread moving bytes on the same socket between the protocol
- * call and the tracepoint, as the syscall families' entry reads do. Loaded only when payload
- * capture is off: the payload copy needs the syscall's buffer arguments (see features.cpp). */
+ * call and the tracepoint, as the syscall families' entry reads do.
+ *
+ * Payload capture (--payload-bytes) copies at the two ends (sock_payload, below): the tracepoints
+ * name the socket, not the caller's buffer, but the syscall that got there still holds it in its
+ * arguments, in the task's saved user registers, for the whole call. */
 #pragma once
 
 struct send_start {
@@ -108,6 +111,47 @@ static __always_inline __u64 msg_send_that_waits(struct sock *sk, struct msghdr 
 	return (long)left > room ? left : 0;
 }
 
+/* The payload copy of a call that moved `ret` bytes on a TCP socket, stamped as its half. The
+ * buffer is the one the syscall named (the same arguments the syscall families read at entry);
+ * a socket call that no traced syscall made (io_uring, splice, the kernel's own, the mmsg calls,
+ * a 32-bit process) has none there: not copied, counted. */
+static __always_inline void sock_payload(struct task_struct *task, struct sock *sk, __u8 kind, __u64 ts_ns,
+					 __u32 seq, int ret)
+{
+	if (!payload_max || ret <= 0)
+		return;
+	int proto = payload_decide(sk);
+	if (proto < 0)
+		return;
+	struct pt_regs *regs = (struct pt_regs *)bpf_task_pt_regs(task);
+	__u8 syscall = 0;
+	if (SYS_NATIVE(regs)) {
+		long nr = SYS_NR(regs);
+		if (kind == SKEWSCOPE_HALF_SEND)
+			syscall = nr == NR_write     ? SKEWSCOPE_SYS_WRITE
+				  : nr == NR_writev  ? SKEWSCOPE_SYS_WRITEV
+				  : nr == NR_sendto  ? SKEWSCOPE_SYS_SENDTO
+				  : nr == NR_sendmsg ? SKEWSCOPE_SYS_SENDMSG
+						     : 0;
+		else
+			syscall = nr == NR_read	      ? SKEWSCOPE_SYS_READ
+				  : nr == NR_readv    ? SKEWSCOPE_SYS_READV
+				  : nr == NR_recvfrom ? SKEWSCOPE_SYS_RECVFROM
+				  : nr == NR_recvmsg  ? SKEWSCOPE_SYS_RECVMSG
+						      : 0;
+	}
+	__u8 shape = payload_shape_of(syscall);
+	if (!shape) {
+		payload_count(SKEWSCOPE_PCNT_NO_SYSCALL_BUFFER);
+		return;
+	}
+	/* (buf, len) for write/read/sendto/recvfrom, (iov, count) for writev/readv, a msghdr for
+	 * sendmsg/recvmsg: as the syscall families arm it. */
+	struct payload_arm arm = {
+		.buf = SYS_ARG(regs, 1), .len = SYS_ARG(regs, 2), .shape = shape, .protocol = (__u8)proto};
+	payload_emit(&arm, sk, kind, ts_ns, seq, ret);
+}
+
 /* tcp_sendmsg_locked(sk, msg, skb, size_goal): always a TCP socket. */
 SEC("tp_btf/tcp_sendmsg_locked")
 int sock_send_begin(unsigned long long *ctx)
@@ -157,6 +201,7 @@ int sock_send_end(unsigned long long *ctx)
 	/* Another socket's start: a protocol that sends through TCP underneath (kernel TLS, ...). */
 	if (slot->sk != sk)
 		return 0;
+	sock_payload(task, sk, SKEWSCOPE_HALF_SEND, slot->ts_ns, slot->seq, ret);
 	if (slot->announced) {
 		if (ret != (int)slot->announced) /* a signal, SO_SNDTIMEO or an error cut it short */
 			count_event(SKEWSCOPE_CNT_SEND_CUT_SHORT);
@@ -183,7 +228,9 @@ int sock_recv_end(unsigned long long *ctx)
 	if (from_agent(task))
 		return 0;
 	__u64 now = bpf_ktime_get_ns();
-	emit_half(TUPLE_TYPED, sk, current_caller(task), now, recv_first_byte(sk, ret), (__u64)ret,
-		  SKEWSCOPE_HALF_RECV, SKEWSCOPE_SYS_SOCKET);
+	__u32 seq = recv_first_byte(sk, ret);
+	emit_half(TUPLE_TYPED, sk, current_caller(task), now, seq, (__u64)ret, SKEWSCOPE_HALF_RECV,
+		  SKEWSCOPE_SYS_SOCKET);
+	sock_payload(task, sk, SKEWSCOPE_HALF_RECV, now, seq, ret);
 	return 0;
 }

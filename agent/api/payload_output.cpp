@@ -57,6 +57,7 @@ nlohmann::json payload_json(const PayloadReport& p, const std::vector<std::strin
             {"kafka_broker_side", s.sockets_kafka_broker_side},
             {"outside_domains", s.sockets_outside_domains}}},
           {"classified_mid_stream", s.sockets_mid_stream},
+          {"calls_without_buffer", s.calls_without_buffer},
           {"outside_domain_calls", s.outside_calls},
           {"wakeups", s.wakeups},
           {"rejected", rejected},

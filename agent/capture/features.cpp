@@ -319,17 +319,18 @@ bool serves(const HookCandidate& c, const std::string& variant) {
 
 // The first variant, in order of preference, whose every program has what it needs.
 // sock_tp first, by measurement (bench/RESULTS.md): three program runs per message instead of four,
-// no fd walk, and nothing at all on calls that are not socket calls. It cannot feed payload capture,
-// which then gets btf.
+// no fd walk, and nothing at all on calls that are not socket calls. Payload capture rides on it
+// too (the copy reads the buffer the syscall named from the task's user registers): before, it
+// forced a syscall variant, whose programs run on every read and write of a process, socket or not
+// (12 program runs per ZeroMQ request/response message instead of 3, bench/RESULTS.md).
 // btf before raw_tp, by measurement (bench/overhead_tools/untraced_min.sh): raw_tp makes a hooked but
 // untraced read/write ~100 ns cheaper, but runs two programs on EVERY syscall of the host
 // (+220 ns on pwrite here, where the classic tracepoints add nothing measurable), and traced
 // messages cost the same in BPF either way. raw_tp needs all that btf needs, so it is used
 // only when forced (SKEWSCOPE_FORCE_VARIANT=raw_tp).
 std::string preferred_variant(const KernelFeatures& features, const std::vector<HookCandidate>& table,
-                              bool payload_capture, const RejectedVariants& rejected) {
+                              const RejectedVariants& rejected) {
   for (const char* variant : {kVariantSockTp, kVariantBtf, kVariantRawTp, kVariantCoreRead}) {
-    if (payload_capture && variant == std::string(kVariantSockTp)) continue;
     if (rejected.contains(variant)) continue;
     bool usable = false;
     for (const auto& c : table) {
@@ -346,12 +347,12 @@ std::string preferred_variant(const KernelFeatures& features, const std::vector<
 }  // namespace
 
 std::vector<HookChoice> choose_hooks(const KernelFeatures& features, const std::vector<HookCandidate>& table,
-                                     bool payload_capture, const RejectedVariants& rejected) {
+                                     const RejectedVariants& rejected) {
   const char* forced_env = std::getenv(kForceVariantEnv);
   std::string forced = forced_env ? forced_env : "";
   bool forced_known = forced.empty() || forced == kVariantSockTp || forced == kVariantRawTp || forced == kVariantBtf ||
                       forced == kVariantCoreRead;
-  const std::string variant = forced.empty() ? preferred_variant(features, table, payload_capture, rejected) : forced;
+  const std::string variant = forced.empty() ? preferred_variant(features, table, rejected) : forced;
   std::vector<HookChoice> out;
   for (const auto& candidate : table) {
     HookChoice choice{candidate, true, {}};
@@ -372,9 +373,7 @@ std::vector<HookChoice> choose_hooks(const KernelFeatures& features, const std::
       reject("tracepoint " + candidate.tracepoint + " does not exist");
     if (auto refused = rejected.find(candidate.variant); refused != rejected.end())
       reject("variant " + candidate.variant + " refused by this kernel at load: " + refused->second);
-    if (payload_capture && candidate.variant == kVariantSockTp)
-      reject("payload capture (--payload-bytes) copies from the syscall's buffers: a syscall variant serves");
-    else if (!serves(candidate, variant))
+    if (!serves(candidate, variant))
       reject(forced.empty() ? (variant.empty() ? std::string("no variant has what it needs and loads")
                                                : "variant " + variant + " is used (preferred, all it needs is here)")
                             : std::string(kForceVariantEnv) + "=" + forced);
@@ -387,10 +386,10 @@ std::vector<HookChoice> choose_hooks(const KernelFeatures& features, const std::
 }
 
 LoadableHooks choose_loadable_hooks(const KernelFeatures& features, const std::vector<HookCandidate>& table,
-                                    bool payload_capture, const HookLoader& load) {
+                                    const HookLoader& load) {
   LoadableHooks out;
   for (;;) {
-    out.choices = choose_hooks(features, table, payload_capture, out.rejected);
+    out.choices = choose_hooks(features, table, out.rejected);
     const std::string variant = chosen_variant(out.choices);
     // None left; or a forced variant, which choose_hooks keeps choosing, refused already (its
     // entry programs then carry the refusal and none is chosen).

@@ -104,13 +104,13 @@ using RejectedVariants = std::map<std::string, std::string>;
 // Evaluates the table. One variant serves every hook (two would capture a call twice): the forced
 // one (SKEWSCOPE_FORCE_VARIANT), else the first in order of preference whose programs' features
 // are all present. Per hook, the first candidate of that variant whose tracepoint exists.
-// `payload_capture` (--payload-bytes > 0): the payload copy hooks the syscall programs, so sock_tp
-// is passed over (and refused when forced).
+// Payload capture (--payload-bytes) does not change the choice: every variant copies payloads,
+// and a variant the kernel refuses with payload capture on is passed over at load like any other.
 // `rejected`: variants the kernel refused at load; the next one in order of preference serves.
 // A hook's reason names the first thing that rules it out: a missing feature or tracepoint
 // before the choice of another variant.
 std::vector<HookChoice> choose_hooks(const KernelFeatures& features, const std::vector<HookCandidate>& table,
-                                     bool payload_capture = false, const RejectedVariants& rejected = {});
+                                     const RejectedVariants& rejected = {});
 
 // choose_hooks, then `load` of the chosen variant's programs; a variant `load` refuses is passed
 // over for the next, until one loads or none is left (a forced variant is not replaced). The
@@ -121,7 +121,7 @@ struct LoadableHooks {
 };
 using HookLoader = std::function<Status(const std::vector<HookChoice>&)>;
 LoadableHooks choose_loadable_hooks(const KernelFeatures& features, const std::vector<HookCandidate>& table,
-                                    bool payload_capture, const HookLoader& load);
+                                    const HookLoader& load);
 
 // The variant of the chosen entry programs ("sock_tp", "raw_tp", "btf", "core_read"), or empty when none is chosen.
 std::string chosen_variant(const std::vector<HookChoice>& choices);

@@ -85,6 +85,7 @@ PayloadCounters PayloadRingReader::counters() const {
   c.outside_calls = sum(SKEWSCOPE_PCNT_OUTSIDE_CALLS);
   c.wakeups = sum(SKEWSCOPE_PCNT_WAKEUPS);
   c.sockets_mid_stream = sum(SKEWSCOPE_PCNT_CLASSIFIED_MID_STREAM);
+  c.calls_without_buffer = sum(SKEWSCOPE_PCNT_NO_SYSCALL_BUFFER);
   return c;
 }
 

@@ -32,6 +32,7 @@ struct PayloadCounters {
   std::uint64_t sockets_outside_domains = 0;    // --only-domains: first used outside them, never classified
   std::uint64_t outside_calls = 0;              // calls on a followed socket from outside every domain
   std::uint64_t sockets_mid_stream = 0;         // of the sockets classified from bytes: from mid-stream bytes
+  std::uint64_t calls_without_buffer = 0;       // sock_tp: a followed socket's call no syscall's buffer names
   std::uint64_t wakeups = 0;                    // records submitted with a forced wake-up of the reader
   std::uint64_t malformed_records = 0;          // records shorter than their header says (never decoded)
 };

@@ -30,13 +30,13 @@ Result<std::unique_ptr<TcpSyscallCapture>, TcpSyscallCapture::NoVariant> TcpSysc
     const KernelFeatures& features, const PayloadSettings& payload) {
   using Best = Result<std::unique_ptr<TcpSyscallCapture>, NoVariant>;
   std::unique_ptr<TcpSyscallCapture> loaded;
-  LoadableHooks hooks = choose_loadable_hooks(features, tcp_hook_candidates(), payload.max_bytes > 0,
-                                              [&](const std::vector<HookChoice>& choices) {
-                                                auto attempt = load(choices, payload);
-                                                if (!attempt) return Status::fail(attempt.error);
-                                                loaded = std::move(*attempt);
-                                                return Status::ok();
-                                              });
+  LoadableHooks hooks =
+      choose_loadable_hooks(features, tcp_hook_candidates(), [&](const std::vector<HookChoice>& choices) {
+        auto attempt = load(choices, payload);
+        if (!attempt) return Status::fail(attempt.error);
+        loaded = std::move(*attempt);
+        return Status::ok();
+      });
   if (!loaded) {
     std::string why;
     for (const auto& [variant, error] : hooks.rejected) why += "; " + variant + " refused at load: " + error;

@@ -30,7 +30,7 @@ std::vector<std::string> tcp_programs_of(const std::vector<HookChoice>& choices)
 }
 
 LoadableHooks doctor_tcp(const KernelFeatures& k, bool payload) {
-  return choose_loadable_hooks(k, tcp_hook_candidates(), payload, [&](const std::vector<HookChoice>& choices) {
+  return choose_loadable_hooks(k, tcp_hook_candidates(), [&](const std::vector<HookChoice>& choices) {
     return test_load_programs(*find_bpf_object("tcp_syscalls"), tcp_programs_of(choices),
                               payload ? kPayloadOn : RodataValues{});
   });
@@ -73,7 +73,7 @@ int run_plain(const KernelFeatures& k) {
   const std::string variant = chosen_variant(tcp.choices);
   std::cout << "variant: " << (variant.empty() ? "none" : variant) << "\n";
   for (const auto& [refused, why] : tcp.rejected) std::cout << "refused at load: " << refused << ": " << why << "\n";
-  // The agent passes sock_tp over when --payload-bytes is set: say what it loads then.
+  // With --payload-bytes the programs carry the copy, which a kernel may refuse: say what loads then.
   const LoadableHooks payload = doctor_tcp(k, true);
   const std::string with_payload = chosen_variant(payload.choices);
   std::cout << "variant with --payload-bytes: " << (with_payload.empty() ? "none" : with_payload) << "\n";
@@ -139,7 +139,7 @@ int run_verify(const KernelFeatures& k, bool json) {
     for (const auto& p : programs) ok = ok && loaded("tcp_syscalls", p);
     if (!ok) continue;
     loadable["tcp"].push_back(variant);
-    if (variant != kVariantSockTp) loadable["payload"].push_back(variant);  // verified with payload_max set
+    loadable["payload"].push_back(variant);  // verified with payload_max set: every variant copies
   }
   for (const auto& c : wire_candidates())
     if (all_loaded(c.object, c.programs)) loadable["wire"].push_back(c.variant);

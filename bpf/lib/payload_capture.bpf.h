@@ -174,15 +174,10 @@ static __always_inline __u8 payload_port_protocol(__u16 port)
 	return proto ? *proto : SKEWSCOPE_PROTO_UNDECIDED;
 }
 
-/* At syscall entry, for a TCP socket: arms the copy for this thread when the socket is (or may
- * be) Kafka or ZMTP. Returns 1 when armed; the exit must then call payload_on_exit. */
-static __always_inline __u8 payload_on_enter(struct sock *sk, __u64 id, __u8 syscall, __u64 buf, __u64 len)
+/* Whether this call on a TCP socket is copied: the socket is (or may be) Kafka or ZMTP and, in
+ * scope. Its protocol (possibly UNDECIDED or KAFKA_PORT, settled by the copy), or -1. */
+static __always_inline int payload_decide(struct sock *sk)
 {
-	if (!payload_max)
-		return 0;
-	__u8 shape = payload_shape_of(syscall);
-	if (!shape)
-		return 0;
 	__u64 key = (__u64)sk;
 	__u32 portpair = ((__u32)BPF_CORE_READ(sk, __sk_common.skc_num) << 16) |
 			 bpf_ntohs(BPF_CORE_READ(sk, __sk_common.skc_dport));
@@ -209,14 +204,29 @@ static __always_inline __u8 payload_on_enter(struct sock *sk, __u64 id, __u8 sys
 		payload_count_verdict(proto); /* UNDECIDED and KAFKA_PORT: counted once decided, at exit */
 	}
 	if (payload_not_followed(proto))
-		return 0;
+		return -1;
 	/* A cgroup domain is the calling task's: a followed socket's call from outside every domain
 	 * (a forked helper, a passed fd) is not copied (the agent would drop it), and is counted. */
 	if (!payload_in_scope(sk)) {
 		payload_count(SKEWSCOPE_PCNT_OUTSIDE_CALLS);
-		return 0;
+		return -1;
 	}
-	struct payload_arm arm = {.buf = buf, .len = len, .shape = shape, .protocol = proto};
+	return proto;
+}
+
+/* At syscall entry, for a TCP socket: arms the copy for this thread when the socket is (or may
+ * be) Kafka or ZMTP. Returns 1 when armed; the exit must then call payload_on_exit. */
+static __always_inline __u8 payload_on_enter(struct sock *sk, __u64 id, __u8 syscall, __u64 buf, __u64 len)
+{
+	if (!payload_max)
+		return 0;
+	__u8 shape = payload_shape_of(syscall);
+	if (!shape)
+		return 0;
+	int proto = payload_decide(sk);
+	if (proto < 0)
+		return 0;
+	struct payload_arm arm = {.buf = buf, .len = len, .shape = shape, .protocol = (__u8)proto};
 	if (bpf_map_update_elem(&payload_armed, &id, &arm, BPF_ANY)) {
 		payload_count(SKEWSCOPE_PCNT_ARM_FULL);
 		return 0;
@@ -322,18 +332,14 @@ static __always_inline void payload_read_tuple(struct sock *sk, struct skewscope
 	READ_SOCK_TUPLE(sk, e);
 }
 
-/* At syscall exit of an armed call: copies the bytes moved (decides an undecided socket from
- * them) and submits one payload record. Always disarms the thread. */
-static __always_inline void payload_on_exit(__u64 id, struct sock *sk, __u8 kind, __u64 entry_ns, __u32 seq,
-					    long ret)
+/* After a followed call moved `ret` bytes: copies them (decides an undecided socket from them)
+ * and submits one payload record stamped `ts_ns`, the half's own stamp. */
+static __always_inline void payload_emit(const struct payload_arm *armed, struct sock *sk, __u8 kind,
+					 __u64 ts_ns, __u32 seq, long ret)
 {
-	struct payload_arm *armed = bpf_map_lookup_elem(&payload_armed, &id);
-	if (!armed)
-		return;
-	struct payload_arm arm = *armed;
-	bpf_map_delete_elem(&payload_armed, &id);
 	if (ret <= 0)
 		return;
+	struct payload_arm arm = *armed;
 	__u32 zero = 0;
 	struct payload_scratch *s = bpf_map_lookup_elem(&payload_scratch, &zero);
 	if (!s)
@@ -359,7 +365,7 @@ static __always_inline void payload_on_exit(__u64 id, struct sock *sk, __u8 kind
 			return;
 	}
 	struct skewscope_payload_event *e = &s->hdr;
-	e->ts_ns = kind == SKEWSCOPE_HALF_SEND ? entry_ns : bpf_ktime_get_ns();
+	e->ts_ns = ts_ns;
 	e->cgroup_id = bpf_get_current_cgroup_id();
 	payload_read_tuple(sk, e);
 	e->seq = seq;
@@ -382,6 +388,21 @@ static __always_inline void payload_on_exit(__u64 id, struct sock *sk, __u8 kind
 	payload_count(SKEWSCOPE_PCNT_EMITTED);
 	if (wake)
 		payload_count(SKEWSCOPE_PCNT_WAKEUPS);
+}
+
+/* At syscall exit of an armed call: copies and submits (payload_emit); a send is stamped at its
+ * entry, a receive now. Always disarms the thread. */
+static __always_inline void payload_on_exit(__u64 id, struct sock *sk, __u8 kind, __u64 entry_ns, __u32 seq,
+					    long ret)
+{
+	struct payload_arm *armed = bpf_map_lookup_elem(&payload_armed, &id);
+	if (!armed)
+		return;
+	struct payload_arm arm = *armed;
+	bpf_map_delete_elem(&payload_armed, &id);
+	if (ret <= 0)
+		return;
+	payload_emit(&arm, sk, kind, kind == SKEWSCOPE_HALF_SEND ? entry_ns : bpf_ktime_get_ns(), seq, ret);
 }
 
 /* The calling thread exits: its armed call, if any, can never complete. */

@@ -51,8 +51,9 @@ case $variant in
   btf|core_read|raw_tp) grep -Eq "^  use  (enter_write|sys_enter_tcp) " "$WORK/out" || fail "doctor: the write tracepoint is not chosen" ;;
   *) fail "doctor: no 'variant:' line naming a variant (got '$variant')" ;;
 esac
-grep -Eq "^variant with --payload-bytes: (btf|core_read|raw_tp)$" "$WORK/out" ||
-  fail "doctor: payload capture must name a syscall variant"
+# Payload capture rides on the same variant (its programs, with the copy, load here too).
+grep -qx "variant with --payload-bytes: $variant" "$WORK/out" ||
+  fail "doctor: payload capture must run the same variant ($variant)"
 usable=$(sed -n 's/^\([0-9]*\) of \([0-9]*\) programs usable$/\1 \2/p' "$WORK/out")
 [ -n "$usable" ] || fail "doctor: no 'N of M programs usable' line"
 read -r n_use n_all <<<"$usable"

@@ -18,5 +18,6 @@ check_loaded_variant() {
     '.[] | select(.id as $i | any($ids[]; . == $i)) | .name | select(startswith("enter_") or startswith("sys_enter_") or startswith("sock_"))' | sort)
   [ "$loaded" = "$expected" ] || fail "agent's entry programs are not the $variant variant: $(echo $loaded)"
   note "agent loaded the $variant entry programs: $(echo $loaded)"
-  echo "tcp_pairing_$variant: 1 passed, 0 failed"
+  local test=${0##*/}
+  echo "${test%.test.sh}: 1 passed, 0 failed"
 }

@@ -63,6 +63,8 @@ enum skewscope_payload_counter {
 	SKEWSCOPE_PCNT_OUTSIDE_CALLS, /* calls on a followed socket from outside every domain: not copied */
 	SKEWSCOPE_PCNT_WAKEUPS,	      /* records submitted with a forced wake-up of the reader */
 	SKEWSCOPE_PCNT_CLASSIFIED_MID_STREAM, /* sockets classified from bytes after their stream's start */
+	SKEWSCOPE_PCNT_NO_SYSCALL_BUFFER, /* socket-layer calls on a followed socket with no syscall buffer
+					     (io_uring, splice, the mmsg calls, a 32-bit caller): not copied */
 	SKEWSCOPE_PCNT__COUNT,
 };
 

@@ -65,7 +65,7 @@ TEST_CASE("a hook's reason names what the kernel lacks before the variant that i
 TEST_CASE("a variant the kernel refuses at load is passed over for the next one") {
   Unforced clean;
   std::vector<std::string> attempts;
-  LoadableHooks l = choose_loadable_hooks(without({Feature::socket_tracepoints}), tcp_hook_candidates(), false,
+  LoadableHooks l = choose_loadable_hooks(without({Feature::socket_tracepoints}), tcp_hook_candidates(),
                                           [&](const std::vector<HookChoice>& choices) {
                                             attempts.push_back(chosen_variant(choices));
                                             if (chosen_variant(choices) == kVariantBtf)
@@ -84,13 +84,13 @@ TEST_CASE("a variant the kernel refuses at load is passed over for the next one"
 TEST_CASE("when every variant is refused nothing is chosen, and each says why") {
   Unforced clean;
   int calls = 0;
-  LoadableHooks l = choose_loadable_hooks(everything(), tcp_hook_candidates(), true, [&](const auto&) {
+  LoadableHooks l = choose_loadable_hooks(everything(), tcp_hook_candidates(), [&](const auto&) {
     ++calls;
     return Status::fail("R2 unbounded memory access");
   });
-  CHECK(calls == 3);  // btf, raw_tp, core_read (sock_tp is passed over with payload capture)
+  CHECK(calls == 4);  // sock_tp, btf, raw_tp, core_read
   CHECK(chosen_variant(l.choices).empty());
-  CHECK(l.rejected.size() == 3);
+  CHECK(l.rejected.size() == 4);
   CHECK(contains(hook(l.choices, "enter_read_core").reason, "refused by this kernel at load"));
 }
 
@@ -98,7 +98,7 @@ TEST_CASE("a forced variant that the kernel refuses is not replaced") {
   Unforced clean;
   setenv(kForceVariantEnv, kVariantCoreRead, 1);
   int calls = 0;
-  LoadableHooks l = choose_loadable_hooks(everything(), tcp_hook_candidates(), false, [&](const auto&) {
+  LoadableHooks l = choose_loadable_hooks(everything(), tcp_hook_candidates(), [&](const auto&) {
     ++calls;
     return Status::fail("refused");
   });

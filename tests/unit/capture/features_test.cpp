@@ -28,11 +28,11 @@ bool starts_with(const std::string& s, const std::string& prefix) { return s.rfi
 
 }  // namespace
 
-TEST_CASE("sock_tp is preferred when the kernel has all it needs, and never with payload capture") {
+TEST_CASE("sock_tp is preferred when the kernel has all it needs, payload capture or not") {
   unsetenv(kForceVariantEnv);
   const auto& table = tcp_hook_candidates();
 
-  auto plain = choose_hooks(everything(), table, false);
+  auto plain = choose_hooks(everything(), table);
   // Chosen, unless this machine lacks the tracepoint (then that is the only reason).
   for (const char* p : {"sock_send_begin", "sock_send_end", "sock_recv_end"}) {
     const auto& c = choice_of(plain, p);
@@ -40,30 +40,24 @@ TEST_CASE("sock_tp is preferred when the kernel has all it needs, and never with
   }
   CHECK(starts_with(choice_of(plain, "enter_write").reason, "variant sock_tp is used"));
   CHECK(starts_with(choice_of(plain, "exit_write").reason, "variant sock_tp is used"));
-
-  auto payload = choose_hooks(everything(), table, true);
-  CHECK(choice_of(payload, "sock_send_end").reason.find("payload capture") != std::string::npos);
-  const auto& enter = choice_of(payload, "enter_write");
-  CHECK((enter.chosen || starts_with(enter.reason, "tracepoint ")));
-  CHECK(starts_with(choice_of(payload, "sys_enter_tcp").reason, "variant btf is used"));
 }
 
 TEST_CASE("without the socket-layer tracepoints the btf syscall variant serves") {
   unsetenv(kForceVariantEnv);
   KernelFeatures k = everything();
   k.has[static_cast<int>(Feature::socket_tracepoints)] = false;
-  auto choices = choose_hooks(k, tcp_hook_candidates(), false);
+  auto choices = choose_hooks(k, tcp_hook_candidates());
   // What the kernel lacks comes first in a hook's reason, before the variant that serves instead.
   CHECK(starts_with(choice_of(choices, "sock_recv_end").reason, "needs socket-layer tracepoints"));
   const auto& enter = choice_of(choices, "enter_read");
   CHECK((enter.chosen || starts_with(enter.reason, "tracepoint ")));
 }
 
-TEST_CASE("forcing sock_tp with payload capture leaves no entry program, with the reason") {
+TEST_CASE("forcing sock_tp chooses only its programs, and the others say why") {
   setenv(kForceVariantEnv, kVariantSockTp, 1);
-  auto choices = choose_hooks(everything(), tcp_hook_candidates(), true);
+  auto choices = choose_hooks(everything(), tcp_hook_candidates());
   unsetenv(kForceVariantEnv);
-  CHECK(chosen_variant(choices).empty());
-  CHECK(choice_of(choices, "sock_send_begin").reason.find("payload capture") != std::string::npos);
+  const auto& end = choice_of(choices, "sock_send_end");
+  CHECK((end.chosen || starts_with(end.reason, "tracepoint ")));
   CHECK(starts_with(choice_of(choices, "enter_write").reason, std::string(kForceVariantEnv) + "=sock_tp"));
 }
