@@ -120,7 +120,8 @@ static __always_inline void sock_payload(struct task_struct *task, struct sock *
 {
 	if (!payload_max || ret <= 0)
 		return;
-	int proto = payload_decide(sk);
+	struct payload_caller who = {.cgroup_id = current_caller(task).cgroup_id, .typed = 1};
+	int proto = payload_decide(sk, who);
 	if (proto < 0)
 		return;
 	struct pt_regs *regs = (struct pt_regs *)bpf_task_pt_regs(task);
@@ -149,7 +150,7 @@ static __always_inline void sock_payload(struct task_struct *task, struct sock *
 	 * sendmsg/recvmsg: as the syscall families arm it. */
 	struct payload_arm arm = {
 		.buf = SYS_ARG(regs, 1), .len = SYS_ARG(regs, 2), .shape = shape, .protocol = (__u8)proto};
-	payload_emit(&arm, sk, kind, ts_ns, seq, ret);
+	payload_emit(&arm, sk, who, kind, ts_ns, seq, ret);
 }
 
 /* tcp_sendmsg_locked(sk, msg, skb, size_goal): always a TCP socket. */

@@ -138,17 +138,36 @@ static __always_inline int payload_not_followed(__u8 proto)
 	       proto == SKEWSCOPE_PROTO_OUTSIDE_DOMAINS;
 }
 
+/* Who calls, and how the socket is read: the socket-layer programs hold a BTF pointer to it and
+ * read the caller's cgroup by plain loads (tcp_sock_tp.bpf.h, current_caller), which spares the
+ * helper calls the syscall variants pay. */
+struct payload_caller {
+	__u64 cgroup_id; /* read by the caller when typed; else the helper is asked, when needed */
+	__u8 typed;	 /* sk is a BTF pointer: plain loads instead of BPF_CORE_READ */
+};
+
+static __always_inline struct payload_caller payload_helper_caller(void)
+{
+	return (struct payload_caller){.cgroup_id = 0, .typed = 0};
+}
+
+static __always_inline __u64 payload_cgroup_id(struct payload_caller who)
+{
+	return who.typed ? who.cgroup_id : bpf_get_current_cgroup_id();
+}
+
 /* Whether this call is inside a declared domain: the calling task's cgroup, then the socket's
  * network namespace (the agent's DomainRegistry::classify order). */
-static __always_inline int payload_in_scope(struct sock *sk)
+static __always_inline int payload_in_scope(struct sock *sk, struct payload_caller who)
 {
 	if (!payload_scoped)
 		return 1;
-	struct skewscope_payload_scope_key key = {.id = bpf_get_current_cgroup_id(),
+	struct skewscope_payload_scope_key key = {.id = payload_cgroup_id(who),
 						  .kind = SKEWSCOPE_SCOPE_CGROUP};
 	if (bpf_map_lookup_elem(&payload_scope, &key))
 		return 1;
-	key.id = BPF_CORE_READ(sk, __sk_common.skc_net.net, ns.inum);
+	key.id = who.typed ? sk->__sk_common.skc_net.net->ns.inum
+			   : BPF_CORE_READ(sk, __sk_common.skc_net.net, ns.inum);
 	key.kind = SKEWSCOPE_SCOPE_NETNS;
 	return bpf_map_lookup_elem(&payload_scope, &key) != 0;
 }
@@ -176,17 +195,19 @@ static __always_inline __u8 payload_port_protocol(__u16 port)
 
 /* Whether this call on a TCP socket is copied: the socket is (or may be) Kafka or ZMTP and, in
  * scope. Its protocol (possibly UNDECIDED or KAFKA_PORT, settled by the copy), or -1. */
-static __always_inline int payload_decide(struct sock *sk)
+static __always_inline int payload_decide(struct sock *sk, struct payload_caller who)
 {
 	__u64 key = (__u64)sk;
-	__u32 portpair = ((__u32)BPF_CORE_READ(sk, __sk_common.skc_num) << 16) |
-			 bpf_ntohs(BPF_CORE_READ(sk, __sk_common.skc_dport));
+	__u32 portpair =
+		who.typed ? ((__u32)sk->__sk_common.skc_num << 16) | bpf_ntohs(sk->__sk_common.skc_dport)
+			  : ((__u32)BPF_CORE_READ(sk, __sk_common.skc_num) << 16) |
+				    bpf_ntohs(BPF_CORE_READ(sk, __sk_common.skc_dport));
 	struct payload_verdict *known = bpf_map_lookup_elem(&payload_verdicts, &key);
 	__u8 proto;
 	if (known && known->portpair == portpair) {
 		proto = known->protocol;
 	} else {
-		if (!payload_in_scope(sk)) {
+		if (!payload_in_scope(sk, who)) {
 			proto = SKEWSCOPE_PROTO_OUTSIDE_DOMAINS;
 		} else {
 			__u8 local = payload_port_protocol(portpair >> 16);
@@ -207,7 +228,7 @@ static __always_inline int payload_decide(struct sock *sk)
 		return -1;
 	/* A cgroup domain is the calling task's: a followed socket's call from outside every domain
 	 * (a forked helper, a passed fd) is not copied (the agent would drop it), and is counted. */
-	if (!payload_in_scope(sk)) {
+	if (!payload_in_scope(sk, who)) {
 		payload_count(SKEWSCOPE_PCNT_OUTSIDE_CALLS);
 		return -1;
 	}
@@ -223,7 +244,7 @@ static __always_inline __u8 payload_on_enter(struct sock *sk, __u64 id, __u8 sys
 	__u8 shape = payload_shape_of(syscall);
 	if (!shape)
 		return 0;
-	int proto = payload_decide(sk);
+	int proto = payload_decide(sk, payload_helper_caller());
 	if (proto < 0)
 		return 0;
 	struct payload_arm arm = {.buf = buf, .len = len, .shape = shape, .protocol = (__u8)proto};
@@ -327,15 +348,19 @@ static __always_inline int payload_at_stream_start(struct sock *sk, __u8 kind, _
 	return seq == BPF_CORE_READ(tp, rcv_nxt) - (__u32)BPF_CORE_READ(tp, bytes_received);
 }
 
-static __always_inline void payload_read_tuple(struct sock *sk, struct skewscope_payload_event *e)
+static __always_inline void payload_read_tuple(struct sock *sk, struct skewscope_payload_event *e, __u8 typed)
 {
-	READ_SOCK_TUPLE(sk, e);
+	if (typed)
+		READ_SOCK_TUPLE_TYPED(sk, e);
+	else
+		READ_SOCK_TUPLE(sk, e);
 }
 
 /* After a followed call moved `ret` bytes: copies them (decides an undecided socket from them)
  * and submits one payload record stamped `ts_ns`, the half's own stamp. */
-static __always_inline void payload_emit(const struct payload_arm *armed, struct sock *sk, __u8 kind,
-					 __u64 ts_ns, __u32 seq, long ret)
+static __always_inline void payload_emit(const struct payload_arm *armed, struct sock *sk,
+					 struct payload_caller who, __u8 kind, __u64 ts_ns, __u32 seq,
+					 long ret)
 {
 	if (ret <= 0)
 		return;
@@ -366,8 +391,8 @@ static __always_inline void payload_emit(const struct payload_arm *armed, struct
 	}
 	struct skewscope_payload_event *e = &s->hdr;
 	e->ts_ns = ts_ns;
-	e->cgroup_id = bpf_get_current_cgroup_id();
-	payload_read_tuple(sk, e);
+	e->cgroup_id = payload_cgroup_id(who);
+	payload_read_tuple(sk, e, who.typed);
 	e->seq = seq;
 	e->bytes = (__u64)ret > 0xffffffffULL ? 0xffffffffU : (__u32)ret;
 	e->captured_len = got;
@@ -402,7 +427,8 @@ static __always_inline void payload_on_exit(__u64 id, struct sock *sk, __u8 kind
 	bpf_map_delete_elem(&payload_armed, &id);
 	if (ret <= 0)
 		return;
-	payload_emit(&arm, sk, kind, kind == SKEWSCOPE_HALF_SEND ? entry_ns : bpf_ktime_get_ns(), seq, ret);
+	payload_emit(&arm, sk, payload_helper_caller(), kind,
+		     kind == SKEWSCOPE_HALF_SEND ? entry_ns : bpf_ktime_get_ns(), seq, ret);
 }
 
 /* The calling thread exits: its armed call, if any, can never complete. */
