@@ -11,56 +11,40 @@ SEC("tp_btf/sys_enter")
 int sys_enter_tcp(unsigned long long *ctx)
 {
 	struct pt_regs *regs = (struct pt_regs *)ctx[0];
-	long nr = (long)ctx[1];
-	if (!is_traced_nr(nr) || !SYS_NATIVE(regs))
+	__u8 syscall = traced_syscall_of((long)ctx[1]);
+	if (!syscall || !SYS_NATIVE(regs))
 		return 0;
 	long fd = (long)SYS_ARG(regs, 0);
-	__u8 kind = SKEWSCOPE_HALF_SEND;
-	__u8 syscall;
+	__u8 kind = traced_syscall_sends(syscall) ? SKEWSCOPE_HALF_SEND : SKEWSCOPE_HALF_RECV;
 	__u64 vec = 0;
 	/* The payload copy's buffer: (buf, len) for write/read/sendto/recvfrom and the iovec array
 	 * (iov, count) for writev/readv; a msghdr (len 0) for sendmsg/recvmsg; none for the mmsg calls. */
 	__u64 buf = SYS_ARG(regs, 1), buf_len = SYS_ARG(regs, 2), send_flags = 0;
-	switch (nr) {
-	case NR_write: syscall = SKEWSCOPE_SYS_WRITE; break;
-	case NR_writev: syscall = SKEWSCOPE_SYS_WRITEV; break;
-	case NR_sendto:
-		syscall = SKEWSCOPE_SYS_SENDTO;
-		send_flags = SYS_ARG(regs, 3);
-		break;
-	case NR_sendmsg:
-		syscall = SKEWSCOPE_SYS_SENDMSG;
+	switch (syscall) {
+	case SKEWSCOPE_SYS_SENDTO: send_flags = SYS_ARG(regs, 3); break;
+	case SKEWSCOPE_SYS_SENDMSG:
 		buf_len = 0;
 		send_flags = SYS_ARG(regs, 2); /* MSG_DONTWAIT: never waits */
 		break;
-	case NR_sendmmsg:
-		syscall = SKEWSCOPE_SYS_SENDMMSG;
+	case SKEWSCOPE_SYS_SENDMMSG:
 		vec = SYS_ARG(regs, 1);
 		buf = buf_len = 0;
 		break;
-	default:
-		kind = SKEWSCOPE_HALF_RECV;
-		switch (nr) {
-		case NR_read: syscall = SKEWSCOPE_SYS_READ; break;
-		case NR_readv: syscall = SKEWSCOPE_SYS_READV; break;
-		case NR_recvfrom:
-			if (SYS_ARG(regs, 3) & MSG_PEEK_FLAG)
-				return 0;
-			syscall = SKEWSCOPE_SYS_RECVFROM;
-			break;
-		case NR_recvmsg:
-			if (SYS_ARG(regs, 2) & MSG_PEEK_FLAG)
-				return 0;
-			syscall = SKEWSCOPE_SYS_RECVMSG;
-			buf_len = 0;
-			break;
-		default: /* recvmmsg */
-			if (SYS_ARG(regs, 3) & MSG_PEEK_FLAG)
-				return 0;
-			syscall = SKEWSCOPE_SYS_RECVMMSG;
-			vec = SYS_ARG(regs, 1);
-			buf = buf_len = 0;
-		}
+	case SKEWSCOPE_SYS_RECVFROM:
+		if (SYS_ARG(regs, 3) & MSG_PEEK_FLAG)
+			return 0;
+		break;
+	case SKEWSCOPE_SYS_RECVMSG:
+		if (SYS_ARG(regs, 2) & MSG_PEEK_FLAG)
+			return 0;
+		buf_len = 0;
+		break;
+	case SKEWSCOPE_SYS_RECVMMSG:
+		if (SYS_ARG(regs, 3) & MSG_PEEK_FLAG)
+			return 0;
+		vec = SYS_ARG(regs, 1);
+		buf = buf_len = 0;
+		break;
 	}
 	return on_enter(V_RAW_TP, fd, kind, syscall, vec, buf, buf_len, send_flags);
 }

@@ -125,23 +125,11 @@ static __always_inline void sock_payload(struct task_struct *task, struct sock *
 	if (proto < 0)
 		return;
 	struct pt_regs *regs = (struct pt_regs *)bpf_task_pt_regs(task);
-	__u8 syscall = 0;
-	if (SYS_NATIVE(regs)) {
-		long nr = SYS_NR(regs);
-		if (kind == SKEWSCOPE_HALF_SEND)
-			syscall = nr == NR_write     ? SKEWSCOPE_SYS_WRITE
-				  : nr == NR_writev  ? SKEWSCOPE_SYS_WRITEV
-				  : nr == NR_sendto  ? SKEWSCOPE_SYS_SENDTO
-				  : nr == NR_sendmsg ? SKEWSCOPE_SYS_SENDMSG
-						     : 0;
-		else
-			syscall = nr == NR_read	      ? SKEWSCOPE_SYS_READ
-				  : nr == NR_readv    ? SKEWSCOPE_SYS_READV
-				  : nr == NR_recvfrom ? SKEWSCOPE_SYS_RECVFROM
-				  : nr == NR_recvmsg  ? SKEWSCOPE_SYS_RECVMSG
-						      : 0;
-	}
-	__u8 shape = payload_shape_of(syscall);
+	__u8 syscall = SYS_NATIVE(regs) ? traced_syscall_of(SYS_NR(regs)) : 0;
+	/* A syscall of the other direction (a send made inside a read) names no buffer of this call. */
+	if (traced_syscall_sends(syscall) != (kind == SKEWSCOPE_HALF_SEND))
+		syscall = 0;
+	__u8 shape = payload_shape_of(syscall); /* 0 also for the mmsg calls */
 	if (!shape) {
 		payload_count(SKEWSCOPE_PCNT_NO_SYSCALL_BUFFER);
 		return;

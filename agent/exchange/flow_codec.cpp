@@ -22,7 +22,6 @@ void put_flow(v1::Flow* out, const FlowKey& k) {
 }
 
 bool get_flow(const v1::Flow& f, FlowKey& k) {
-  const auto valid_port = [](std::uint32_t p) { return p > 0 && p <= 0xffff; };
   if (!valid_port(f.src_port()) || !valid_port(f.dst_port())) return false;
   if (!get_address(f.src_addr(), k.src_addr) || !get_address(f.dst_addr(), k.dst_addr)) return false;
   k.src_port = static_cast<std::uint16_t>(f.src_port());

@@ -3,6 +3,7 @@
 // record codec, so that each rejects a malformed flow the same way.
 #pragma once
 
+#include <cstdint>
 #include <string>
 
 #include "skewscope/half.hpp"
@@ -12,6 +13,9 @@ class Flow;
 }
 
 namespace skewscope::exchange {
+
+// A port as a record may carry it: 1..65535.
+inline bool valid_port(std::uint32_t p) { return p > 0 && p <= 0xffff; }
 
 void put_address(std::string* out, const Address& a);
 // False when `in` is not exactly one address long.

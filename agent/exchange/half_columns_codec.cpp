@@ -3,20 +3,13 @@
 #include <unordered_map>
 
 #include "exchange/flow_codec.hpp"
+#include "skewscope/address_set.hpp"
 #include "skewscope/v1/halves.pb.h"
 
 namespace skewscope::exchange {
 namespace {
 
 constexpr std::uint32_t kMaxTransport = static_cast<std::uint32_t>(Transport::zmtp);
-
-struct AddressHash {
-  std::size_t operator()(const Address& a) const {
-    std::size_t h = 1469598103934665603ull;
-    for (auto b : a) h = (h ^ b) * 1099511628211ull;
-    return h;
-  }
-};
 
 // Head bits (halves.proto, HalfColumns.head): the flow index is above them.
 constexpr std::uint32_t kHeadRecv = 1, kHeadDomain = 2, kHeadFlowShift = 2;
@@ -96,7 +89,6 @@ Result<std::vector<WireHalf>, RecordReject> decode_half_columns(const v1::HalfCo
   if (in.flow_dst_addr_size() != flows_n || in.flow_src_port_size() != flows_n || in.flow_dst_port_size() != flows_n ||
       in.flow_transport_size() != flows_n)
     return bad();
-  const auto valid_port = [](std::uint32_t p) { return p > 0 && p <= 0xffff; };
   std::vector<ColumnFlow> flows(static_cast<std::size_t>(flows_n));
   for (int i = 0; i < flows_n; ++i) {
     const std::uint32_t src = in.flow_src_addr(i), dst = in.flow_dst_addr(i);

@@ -15,8 +15,6 @@ bool valid_topic(const std::string& t) {
   return true;
 }
 
-bool valid_port(std::uint32_t p) { return p > 0 && p <= 0xffff; }
-
 }  // namespace
 
 std::string message_key(const std::string& topic, std::int32_t partition) {

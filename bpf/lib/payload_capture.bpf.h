@@ -356,26 +356,23 @@ static __always_inline void payload_read_tuple(struct sock *sk, struct skewscope
 		READ_SOCK_TUPLE(sk, e);
 }
 
-/* After a followed call moved `ret` bytes: copies them (decides an undecided socket from them)
- * and submits one payload record stamped `ts_ns`, the half's own stamp. */
-static __always_inline void payload_emit(const struct payload_arm *armed, struct sock *sk,
+/* After a followed call moved `ret` (> 0) bytes: copies them (decides an undecided socket from
+ * them) and submits one payload record stamped `ts_ns`, the half's own stamp. */
+static __always_inline void payload_emit(const struct payload_arm *arm, struct sock *sk,
 					 struct payload_caller who, __u8 kind, __u64 ts_ns, __u32 seq,
 					 long ret)
 {
-	if (ret <= 0)
-		return;
-	struct payload_arm arm = *armed;
 	__u32 zero = 0;
 	struct payload_scratch *s = bpf_map_lookup_elem(&payload_scratch, &zero);
 	if (!s)
 		return;
 	__u32 limit = payload_max > SKEWSCOPE_PAYLOAD_MAX ? SKEWSCOPE_PAYLOAD_MAX : payload_max;
 	__u32 want = (__u64)ret < limit ? (__u32)ret : limit;
-	__u32 got = payload_copy(s, &arm, want);
+	__u32 got = payload_copy(s, arm, want);
 	if (got > SKEWSCOPE_PAYLOAD_MAX)
 		got = SKEWSCOPE_PAYLOAD_MAX;
 	got = payload_helper_size(got); /* also the ring buffer record's size below */
-	__u8 proto = arm.protocol;
+	__u8 proto = arm->protocol;
 	if (proto == SKEWSCOPE_PROTO_UNDECIDED || proto == SKEWSCOPE_PROTO_KAFKA_PORT) {
 		if (proto == SKEWSCOPE_PROTO_UNDECIDED && !payload_at_stream_start(sk, kind, seq))
 			payload_count(SKEWSCOPE_PCNT_CLASSIFIED_MID_STREAM);

@@ -42,9 +42,31 @@ enum {
 };
 #endif
 
+/* The ABI's code of a traced syscall (SKEWSCOPE_SYS_WRITE..SENDMMSG send, READ..RECVMMSG
+ * receive), or 0 for any other number. */
+static __always_inline __u8 traced_syscall_of(long nr)
+{
+	switch (nr) {
+	case NR_write: return SKEWSCOPE_SYS_WRITE;
+	case NR_writev: return SKEWSCOPE_SYS_WRITEV;
+	case NR_sendto: return SKEWSCOPE_SYS_SENDTO;
+	case NR_sendmsg: return SKEWSCOPE_SYS_SENDMSG;
+	case NR_sendmmsg: return SKEWSCOPE_SYS_SENDMMSG;
+	case NR_read: return SKEWSCOPE_SYS_READ;
+	case NR_readv: return SKEWSCOPE_SYS_READV;
+	case NR_recvfrom: return SKEWSCOPE_SYS_RECVFROM;
+	case NR_recvmsg: return SKEWSCOPE_SYS_RECVMSG;
+	case NR_recvmmsg: return SKEWSCOPE_SYS_RECVMMSG;
+	}
+	return 0;
+}
+
+static __always_inline int traced_syscall_sends(__u8 syscall)
+{
+	return syscall >= SKEWSCOPE_SYS_WRITE && syscall <= SKEWSCOPE_SYS_SENDMMSG;
+}
+
 static __always_inline int is_traced_nr(long nr)
 {
-	return nr == NR_read || nr == NR_write || nr == NR_readv || nr == NR_writev || nr == NR_sendto ||
-	       nr == NR_recvfrom || nr == NR_sendmsg || nr == NR_recvmsg || nr == NR_recvmmsg ||
-	       nr == NR_sendmmsg;
+	return traced_syscall_of(nr) != 0;
 }
