@@ -7,6 +7,8 @@
 //   req  --connect EP --count N       send N requests, each waiting for its reply
 // --parts P sends each message as P frames (ZMQ_SNDMORE); --size B is the size of each frame;
 // --hold-ms T keeps the socket open T ms after the last message (a slow peer reads all first).
+// --timing (pull, rep) also prints `elapsed_ns T`: from the first message received to the last,
+// so that a throughput measure leaves out process start and connection set-up.
 #include <zmq.h>
 
 #include <CLI/CLI.hpp>
@@ -26,6 +28,7 @@ struct Options {
   int parts = 1;
   int timeout_ms = 20000;
   int hold_ms = 0;  // keep the socket open this long after the last message (see main)
+  bool timing = false;
 };
 
 void check(bool ok, const char* what) {
@@ -64,6 +67,7 @@ int run(const std::string& mode, const Options& o) {
   std::vector<char> frame(o.size, 'm');
   std::vector<char> buf(o.size + 1024);
   long done = 0;
+  std::chrono::steady_clock::time_point first, last;
   for (; done < o.count; ++done) {
     if (mode == "push") {
       send_message(sock, frame, o.parts);
@@ -76,8 +80,15 @@ int run(const std::string& mode, const Options& o) {
       send_message(sock, frame, o.parts);
       if (!recv_message(sock, buf)) break;
     }
+    if (o.timing) {
+      last = std::chrono::steady_clock::now();
+      if (done == 0) first = last;
+    }
   }
   std::cout << mode << ": " << done << " messages" << std::endl;
+  if (o.timing)
+    std::cout << "elapsed_ns " << std::chrono::duration_cast<std::chrono::nanoseconds>(last - first).count()
+              << std::endl;
   if (o.hold_ms > 0) std::this_thread::sleep_for(std::chrono::milliseconds(o.hold_ms));
   zmq_close(sock);  // with linger: the last messages still leave before the context ends
   zmq_ctx_term(ctx);
@@ -103,6 +114,7 @@ int main(int argc, char** argv) {
   // kernel, and its later reads can no longer be followed. Holding the socket avoids that shape.
   app.add_option("--hold-ms", o.hold_ms, "keep the socket open this long after the last message")
       ->check(CLI::Range(0, 600000));
+  app.add_flag("--timing", o.timing, "print elapsed_ns from the first message to the last");
   CLI11_PARSE(app, argc, argv);
   try {
     return run(mode, o);
