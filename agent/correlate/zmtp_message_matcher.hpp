@@ -7,7 +7,9 @@
 #pragma once
 
 #include <cstdint>
+#include <deque>
 #include <unordered_map>
+#include <utility>
 #include <vector>
 
 #include "skewscope/half.hpp"
@@ -42,28 +44,64 @@ inline void add_zmtp_counters(ZmtpMatchCounters& to, const ZmtpMatchCounters& c)
   to.unpaired_recvs += c.unpaired_recvs;
 }
 
+// Each direction of a connection (a flow) keeps the halves that wait in sequence order, one queue
+// per side. Each side's halves of a flow come in stream order (one socket's calls, in the order
+// its thread made them; the exchange keeps each agent's order), so a message pairs with the
+// other side's oldest waiting half, and a waiting half that a later message of the other side
+// passes can no longer pair (its other half was lost, e.g. to a full payload ring) and is counted
+// unpaired at once instead of waiting its whole max age: at most one side of a flow waits at a
+// time. Per message that is one lookup in a table of flows and a queue operation, where a table
+// keyed by message cost a cache miss or more per half once tens of thousands of halves were in
+// flight (a socket buffer's worth at millions of messages a second).
 class ZmtpMessageMatcher {
  public:
+  ZmtpMessageMatcher() = default;
+  // Movable (a table's nodes move with it, so the last flow's cached queues stay valid, and the
+  // moved-from matcher forgets them); not copyable (a copy would cache another table's node).
+  ZmtpMessageMatcher(ZmtpMessageMatcher&& o) noexcept { *this = std::move(o); }
+  ZmtpMessageMatcher& operator=(ZmtpMessageMatcher&& o) noexcept {
+    flows_ = std::move(o.flows_);
+    last_flow_ = o.last_flow_;
+    last_queues_ = std::exchange(o.last_queues_, nullptr);
+    pending_ = std::exchange(o.pending_, 0);
+    counters_ = o.counters_;
+    return *this;
+  }
+  ZmtpMessageMatcher(const ZmtpMessageMatcher&) = delete;
+  ZmtpMessageMatcher& operator=(const ZmtpMessageMatcher&) = delete;
+
   // `flow`: sender -> receiver; `seq`: the message's first byte. Pairs with the other half if it
   // waits (the span is appended to `out`), else waits when `room` (else counted table_full).
   // Returns whether a span was appended.
   bool add(HalfKind kind, const FlowKey& flow, std::uint32_t seq, const ZmtpMessageEnd& end, bool room,
            std::vector<Span>& out);
   // Halves that waited since before cutoff_ns (the caller's aging clock) are counted unpaired.
+  // Each queue ages from its front and stops at the first young half; an older half behind a
+  // younger one (ages slightly out of order) waits at most as long as that disorder.
   void expire(std::int64_t cutoff_ns);
-  std::size_t pending() const { return sends_.size() + recvs_.size(); }
+  std::size_t pending() const { return pending_; }
+  std::size_t flows() const { return flows_.size(); }
   const ZmtpMatchCounters& counters() const { return counters_; }
 
  private:
-  struct Key {
-    FlowKey flow;
+  struct Waiting {
     std::uint32_t seq = 0;
-    bool operator==(const Key&) const = default;
+    ZmtpMessageEnd end;
   };
-  struct KeyHash {
-    std::size_t operator()(const Key& k) const noexcept { return (FlowKeyHash{}(k.flow) ^ k.seq) * 1099511628211ull; }
+  struct FlowQueues {
+    std::deque<Waiting> sends, recvs;
   };
-  std::unordered_map<Key, ZmtpMessageEnd, KeyHash> sends_, recvs_;
+  // Stores a half that found nothing to pair with, in sequence order.
+  void wait(std::deque<Waiting>& mine, std::uint32_t seq, const ZmtpMessageEnd& end);
+
+  FlowQueues& queues_of(const FlowKey& flow);
+
+  std::unordered_map<FlowKey, FlowQueues, FlowKeyHash> flows_;
+  // The last flow's queues: a chunk's messages share its flow, and hashing the flow per message
+  // was an eighth of the agent's time under ZMTP load. Reset when expire() erases flows.
+  FlowKey last_flow_;
+  FlowQueues* last_queues_ = nullptr;
+  std::size_t pending_ = 0;
   ZmtpMatchCounters counters_;
 };
 

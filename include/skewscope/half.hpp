@@ -38,13 +38,20 @@ struct FlowKey {
 };
 
 struct FlowKeyHash {
+  // By 64-bit words, each folded in with a multiply: a byte-wise FNV-1a took 36 dependent
+  // multiplies per key, and libstdc++ hashes again for every node a bucket walk passes (hash codes
+  // are not cached for a hash it deems fast), which made hashing a tenth of the agent's time under
+  // ZMTP message load. Flows are not adversarial input; only in-memory tables use this.
   std::size_t operator()(const FlowKey& k) const noexcept {
-    std::uint64_t h = 1469598103934665603ull;  // FNV-1a: cheap, and flows are not adversarial input
-    auto mix = [&h](std::uint8_t b) { h = (h ^ b) * 1099511628211ull; };
-    for (auto b : k.src_addr) mix(b);
-    for (auto b : k.dst_addr) mix(b);
-    for (int i = 0; i < 2; ++i) mix(static_cast<std::uint8_t>(k.src_port >> (8 * i)));
-    for (int i = 0; i < 2; ++i) mix(static_cast<std::uint8_t>(k.dst_port >> (8 * i)));
+    std::uint64_t w[5];
+    std::memcpy(&w[0], k.src_addr.data(), 16);
+    std::memcpy(&w[2], k.dst_addr.data(), 16);
+    w[4] = static_cast<std::uint64_t>(k.src_port) << 16 | k.dst_port;
+    std::uint64_t h = 0x243f6a8885a308d3ull;
+    for (std::uint64_t x : w) {
+      h = (h ^ x) * 0x9e3779b97f4a7c15ull;
+      h ^= h >> 32;
+    }
     return static_cast<std::size_t>(h);
   }
 };
