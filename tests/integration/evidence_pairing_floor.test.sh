@@ -20,7 +20,7 @@ remove_test_cgroups() {
   rmdir "$CG"/client "$CG"/server "$CG"/outside "$CG" 2>/dev/null || true
   return $rc
 }
-trap 'remove_test_cgroups; cleanup' EXIT INT TERM
+trap 'rc_=$?; set +e; remove_test_cgroups; (exit $rc_); cleanup' EXIT INT TERM
 mkdir -p "$CG/client" "$CG/server" "$CG/outside"
 
 lab_up 3

@@ -8,7 +8,8 @@ command -v socat >/dev/null || fail "socat is not installed"
 CG=/sys/fs/cgroup/unified/skewscope-$RUN_ID
 [ -d /sys/fs/cgroup/unified ] || CG=/sys/fs/cgroup/skewscope-$RUN_ID
 
-# For the test's EXIT trap, before lib.sh's cleanup (set -e: nothing here may fail).
+# For the test's EXIT trap, before lib.sh's cleanup, after `set +e` (under set -e a failing
+# command in the trap would end it before the cleanup); returns the status it was called with.
 remove_cgroups() {
   local rc=$? pids
   pids=$(cat "$CG"/*/cgroup.procs 2>/dev/null || true)

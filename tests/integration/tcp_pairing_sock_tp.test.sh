@@ -17,7 +17,7 @@ remove_test_cgroups() {
   rmdir "$CG"/client "$CG"/server "$CG" 2>/dev/null || true
   return $rc
 }
-trap 'remove_test_cgroups; cleanup' EXIT INT TERM
+trap 'rc_=$?; set +e; remove_test_cgroups; (exit $rc_); cleanup' EXIT INT TERM
 mkdir -p "$CG/client" "$CG/server"
 start_agent --domain client=cgroup:"$CG/client" --domain server=cgroup:"$CG/server" --only-domains \
   --window 30s --send-max-age 2s
