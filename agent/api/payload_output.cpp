@@ -122,7 +122,9 @@ void append_payload_metrics(PrometheusWriter& w, const PayloadReport& p) {
            static_cast<double>(m.kafka_produced_batches));
   w.sample("skewscope_message_halves_total", {{"transport", "kafka"}, {"kind", "recv"}},
            static_cast<double>(m.kafka_fetched_batches));
-  w.family("skewscope_message_unpaired_total", "counter", "Message halves that aged out unpaired, by kind.");
+  w.family(
+      "skewscope_message_unpaired_total", "counter",
+      "Message halves that will not pair, by kind: aged out, or (ZMTP) passed by a later message of the other side.");
   w.sample("skewscope_message_unpaired_total", {{"kind", "send"}}, static_cast<double>(m.unpaired_sends));
   w.sample("skewscope_message_unpaired_total", {{"kind", "recv"}}, static_cast<double>(m.unpaired_recvs));
 }

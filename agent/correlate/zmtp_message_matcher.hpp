@@ -30,8 +30,8 @@ struct ZmtpMatchCounters {
   std::uint64_t pairs = 0;
   std::uint64_t duplicates = 0;  // a second half with the same key (replaces the first)
   std::uint64_t table_full = 0;
-  std::uint64_t unpaired_sends = 0;  // aged out: never received (or the receiver not traced)
-  std::uint64_t unpaired_recvs = 0;  // aged out: the sender's half never came
+  std::uint64_t unpaired_sends = 0;  // never received (aged out, or passed by a later receive)
+  std::uint64_t unpaired_recvs = 0;  // the sender's half never came (aged out, or passed)
 };
 
 inline void add_zmtp_counters(ZmtpMatchCounters& to, const ZmtpMatchCounters& c) {

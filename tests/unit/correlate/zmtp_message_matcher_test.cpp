@@ -155,7 +155,8 @@ TEST_CASE("zmtp matcher: repeated expiries of a full table age exactly the older
   // 200 000 halves wait, then a thousand expiries that age none (each stops at the front).
   ZmtpMessageMatcher m;
   std::vector<Span> out;
-  for (std::uint32_t i = 0; i < 200'000; ++i) m.add(HalfKind::send, flow_of(1), i * 66, end_at(1, 1'000 + i), true, out);
+  for (std::uint32_t i = 0; i < 200'000; ++i)
+    m.add(HalfKind::send, flow_of(1), i * 66, end_at(1, 1'000 + i), true, out);
   for (int t = 0; t < 1000; ++t) m.expire(500);
   CHECK(m.pending() == 200'000);
   m.expire(1'000 + 100'000);
