@@ -72,7 +72,7 @@ TEST_CASE("zmtp matcher: a duplicate replaces the first half, which is not count
   m.add(HalfKind::send, flow_of(1), 7, end_at(1, 10), true, out);
   m.add(HalfKind::send, flow_of(1), 7, end_at(1, 20), true, out);
   CHECK(m.counters().duplicates == 1);
-  m.expire(15);  // the first half's arrival is stale: the waiting half is the second, still young
+  m.expire(15);  // the waiting half is the second, still young
   CHECK(m.counters().unpaired_sends == 0);
   CHECK(m.pending() == 1);
   m.expire(25);
