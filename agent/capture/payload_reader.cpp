@@ -42,10 +42,22 @@ int PayloadRingReader::on_record(void* ctx, void* data, std::size_t size) {
     return 0;
   }
   PayloadRecord& record = self->sink_->emplace_back();
+  if (header.captured_len <= kSpareBytes && !self->spare_.empty()) {
+    record.bytes = std::move(self->spare_.back());
+    self->spare_.pop_back();
+  }
   record.header = header;
   const auto* bytes = static_cast<const std::uint8_t*>(data) + sizeof header;
   record.bytes.assign(bytes, bytes + header.captured_len);
   return self->sink_->size() >= kMaxBatch ? kBatchFull : 0;
+}
+
+void PayloadRingReader::recycle(std::vector<PayloadRecord>& batch) {
+  for (PayloadRecord& record : batch) {
+    if (spare_.size() >= kSpareBuffers) return;
+    if (record.bytes.capacity() == 0 || record.bytes.capacity() > kSpareBytes) continue;
+    spare_.push_back(std::move(record.bytes));
+  }
 }
 
 bool PayloadRingReader::poll(std::vector<PayloadRecord>& out) {

@@ -47,6 +47,9 @@ class PayloadSource {
   virtual void wait(std::chrono::milliseconds timeout) { std::this_thread::sleep_for(timeout); }
   virtual PayloadCounters counters() const = 0;
   virtual std::string error() const { return "the payload source ended"; }
+  // Takes back the byte buffers of a batch the agent has read (it may leave them empty), for the
+  // next polls to fill instead of allocating one per record. Called by the thread that polls.
+  virtual void recycle(std::vector<PayloadRecord>& batch) { (void)batch; }
 };
 
 }  // namespace skewscope

@@ -31,12 +31,15 @@ Status run_payload_loop(PayloadSource& source, SharedCore& shared, const std::at
                         translate::ConntrackWatch* conntrack) {
   PayloadRing ring(source);
   // A failing pass's records are taken too, then the loop ends with its Status.
-  auto take = [&](const std::vector<PayloadRecord>& batch, const Status&) {
+  auto take = [&](std::vector<PayloadRecord>& batch, const Status&) {
     const PayloadCounters counters = source.counters();
-    auto core = shared.lock();
-    if (conntrack) feed_conntrack(*conntrack, *core, monotonic_now_ns());
-    core->ingest_payloads(batch);
-    core->observe_payload_source(counters);
+    {
+      auto core = shared.lock();
+      if (conntrack) feed_conntrack(*conntrack, *core, monotonic_now_ns());
+      core->ingest_payloads(batch);
+      core->observe_payload_source(counters);
+    }
+    source.recycle(batch);  // read: its buffers serve the next passes
   };
   return drain_ring(ring, PayloadRingReader::kMaxBatch, stopping, take);
 }
