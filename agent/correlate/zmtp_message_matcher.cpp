@@ -48,12 +48,35 @@ bool ZmtpMessageMatcher::add(HalfKind kind, const FlowKey& flow, std::uint32_t s
     ++(send ? counters_.unpaired_sends : counters_.unpaired_recvs);
     return false;
   }
-  if (!room) {
+  if (!room && !crowd_out_largest(queues)) {
     ++counters_.table_full;
     return false;
   }
   wait(mine, seq, end);
   return false;
+}
+
+bool ZmtpMessageMatcher::crowd_out_largest(const FlowQueues& mine) {
+  auto waiting = [](const FlowQueues& q) { return q.sends.size() + q.recvs.size(); };
+  const std::size_t needed = waiting(mine) + 1;  // more than this flow would wait with the half
+  if (largest_ == nullptr || waiting(*largest_) <= needed) {
+    if (largest_scanned_) return false;
+    largest_scanned_ = true;
+    largest_ = nullptr;
+    for (auto& [flow, q] : flows_)
+      if (largest_ == nullptr || waiting(q) > waiting(*largest_)) largest_ = &q;
+    if (largest_ == nullptr || waiting(*largest_) <= needed) return false;
+  }
+  largest_scanned_ = false;  // a new scan is allowed once this flow is no longer the largest
+  // Its older front: the half that waited longest, and the least likely to pair.
+  auto& sends = largest_->sends;
+  auto& recvs = largest_->recvs;
+  const bool from_sends =
+      recvs.empty() || (!sends.empty() && sends.front().end.age_ns <= recvs.front().end.age_ns);
+  (from_sends ? sends : recvs).pop_front();
+  --pending_;
+  ++counters_.table_full;
+  return true;
 }
 
 ZmtpMessageMatcher::FlowQueues& ZmtpMessageMatcher::queues_of(const FlowKey& flow) {
@@ -84,6 +107,8 @@ void ZmtpMessageMatcher::wait(std::deque<Waiting>& mine, std::uint32_t seq, cons
 
 void ZmtpMessageMatcher::expire(std::int64_t cutoff_ns) {
   last_queues_ = nullptr;  // its flow may be erased below
+  largest_ = nullptr;
+  largest_scanned_ = false;
   for (auto it = flows_.begin(); it != flows_.end();) {
     auto age = [&](std::deque<Waiting>& q, std::uint64_t& unpaired) {
       while (!q.empty() && q.front().end.age_ns < cutoff_ns) {

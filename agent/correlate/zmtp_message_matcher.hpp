@@ -64,6 +64,8 @@ class ZmtpMessageMatcher {
     last_flow_ = o.last_flow_;
     last_queues_ = std::exchange(o.last_queues_, nullptr);
     pending_ = std::exchange(o.pending_, 0);
+    largest_ = std::exchange(o.largest_, nullptr);
+    largest_scanned_ = std::exchange(o.largest_scanned_, false);
     counters_ = o.counters_;
     return *this;
   }
@@ -71,8 +73,11 @@ class ZmtpMessageMatcher {
   ZmtpMessageMatcher& operator=(const ZmtpMessageMatcher&) = delete;
 
   // `flow`: sender -> receiver; `seq`: the message's first byte. Pairs with the other half if it
-  // waits (the span is appended to `out`), else waits when `room` (else counted table_full).
-  // Returns whether a span was appended.
+  // waits (the span is appended to `out`), else waits when `room`. Without room, a flow that waits
+  // with fewer halves than the flow with the most takes the place of that flow's oldest half (one
+  // stream whose other side lost sync, or went silent, cannot keep every other stream's halves
+  // out); else the half is refused. Either loss counts table_full. Returns whether a span was
+  // appended.
   bool add(HalfKind kind, const FlowKey& flow, std::uint32_t seq, const ZmtpMessageEnd& end, bool room,
            std::vector<Span>& out);
   // Halves that waited since before cutoff_ns (the caller's aging clock) are counted unpaired.
@@ -95,6 +100,9 @@ class ZmtpMessageMatcher {
   void wait(std::deque<Waiting>& mine, std::uint32_t seq, const ZmtpMessageEnd& end);
 
   FlowQueues& queues_of(const FlowKey& flow);
+  // Without room: drops the oldest half of the flow that waits with the most, when that is more
+  // than `mine` waits with one more; returns whether it did.
+  bool crowd_out_largest(const FlowQueues& mine);
 
   std::unordered_map<FlowKey, FlowQueues, FlowKeyHash> flows_;
   // The last flow's queues: a chunk's messages share its flow, and hashing the flow per message
@@ -102,6 +110,12 @@ class ZmtpMessageMatcher {
   FlowKey last_flow_;
   FlowQueues* last_queues_ = nullptr;
   std::size_t pending_ = 0;
+  // The flow that waited with the most halves at the last scan, which a full table crowds out.
+  // A full table keeps its flows' sizes but for this one's losses, so one scan serves until it
+  // is no longer larger; then one more scan, and none again until expire() (which also erases
+  // flows) resets both: at a full table of equal flows no half pays a scan.
+  FlowQueues* largest_ = nullptr;
+  bool largest_scanned_ = false;
   ZmtpMatchCounters counters_;
 };
 

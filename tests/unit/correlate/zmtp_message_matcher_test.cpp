@@ -151,6 +151,72 @@ TEST_CASE("zmtp matcher: without room a half that would wait is counted, not kep
   CHECK(m.pending() == 0);
 }
 
+TEST_CASE("zmtp matcher: a full table's largest flow gives way to a smaller flow's halves") {
+  // Flow 1's sends wait for receives that never come (its receiver lost sync): 100 of them fill
+  // the budget the caller has (room false from here on).
+  ZmtpMessageMatcher m;
+  std::vector<Span> out;
+  for (std::uint32_t i = 0; i < 100; ++i) m.add(HalfKind::send, flow_of(1), i * 66, end_at(1, 100 + i), true, out);
+  // Flow 2's messages still wait and pair: each takes the place of flow 1's oldest send.
+  for (std::uint32_t i = 0; i < 3; ++i)
+    CHECK_FALSE(m.add(HalfKind::send, flow_of(2), i * 66, end_at(1, 300 + i), false, out));
+  CHECK(m.pending() == 100);
+  CHECK(m.counters().table_full == 3);  // flow 1's sends at 0, 66 and 132: lost for want of room
+  for (std::uint32_t i = 0; i < 3; ++i) CHECK(m.add(HalfKind::recv, flow_of(2), i * 66, end_at(2, 400 + i), false, out));
+  CHECK(out.size() == 3);
+  CHECK(m.pending() == 97);
+  // Flow 1 itself, the largest, cannot push anyone out: its next send is refused.
+  CHECK_FALSE(m.add(HalfKind::send, flow_of(1), 100 * 66, end_at(1, 500), false, out));
+  CHECK(m.counters().table_full == 4);
+  CHECK(m.pending() == 97);
+  // Its oldest waiting send is now the one at 3 * 66: the three crowded out are not counted again.
+  CHECK(m.add(HalfKind::recv, flow_of(1), 3 * 66, end_at(2, 501), false, out));
+  CHECK(m.counters().unpaired_sends == 0);
+  m.expire(1'000);
+  CHECK(m.counters().unpaired_sends == 96);
+  CHECK(m.pending() == 0);
+}
+
+TEST_CASE("zmtp matcher: flows of equal size do not crowd each other out") {
+  ZmtpMessageMatcher m;
+  std::vector<Span> out;
+  for (std::uint16_t f = 1; f <= 4; ++f)
+    for (std::uint32_t i = 0; i < 10; ++i) m.add(HalfKind::send, flow_of(f), i * 66, end_at(1, 100 + i), true, out);
+  // A flow may take a place from one that waits with more than it would with the half: 10 > 10 + 1 is not.
+  for (std::uint16_t f = 1; f <= 4; ++f)
+    CHECK_FALSE(m.add(HalfKind::send, flow_of(f), 10 * 66, end_at(1, 200), false, out));
+  CHECK(m.counters().table_full == 4);
+  CHECK(m.pending() == 40);
+  // A new flow, with nothing waiting, may (10 > 0 + 1), once per half, from one of the largest.
+  CHECK_FALSE(m.add(HalfKind::send, flow_of(5), 0, end_at(1, 300), false, out));
+  CHECK(m.counters().table_full == 5);
+  CHECK(m.pending() == 40);
+  CHECK(m.flows() == 5);
+}
+
+TEST_CASE("zmtp matcher: crowding out follows the largest flow as it shrinks") {
+  ZmtpMessageMatcher m;
+  std::vector<Span> out;
+  for (std::uint32_t i = 0; i < 8; ++i) m.add(HalfKind::send, flow_of(1), i * 66, end_at(1, 100 + i), true, out);
+  for (std::uint32_t i = 0; i < 6; ++i) m.add(HalfKind::recv, flow_of(2), i * 66, end_at(2, 100 + i), true, out);
+  // Flow 3 takes from flow 1 while flow 1 waits with more than flow 3 would (8 -> 4), then from
+  // flow 2, the largest at the next scan (6 -> 5); its sixth half finds no flow larger than 6 and
+  // is refused.
+  for (std::uint32_t i = 0; i < 5; ++i)
+    CHECK_FALSE(m.add(HalfKind::send, flow_of(3), i * 66, end_at(1, 200 + i), false, out));
+  CHECK(m.pending() == 14);
+  CHECK_FALSE(m.add(HalfKind::send, flow_of(3), 5 * 66, end_at(1, 205), false, out));
+  CHECK(m.counters().table_full == 6);
+  CHECK(m.pending() == 14);
+  // Flow 2's oldest receive (at 0) went: a send at 0 finds its oldest at 66 and is passed.
+  CHECK_FALSE(m.add(HalfKind::send, flow_of(2), 0, end_at(1, 300), true, out));
+  CHECK(m.counters().unpaired_sends == 1);
+  CHECK(m.add(HalfKind::send, flow_of(2), 66, end_at(1, 301), true, out));
+  CHECK(m.pending() == 13);
+  m.expire(1'000);
+  CHECK(m.counters().unpaired_sends + m.counters().unpaired_recvs == 1 + 13);
+}
+
 TEST_CASE("zmtp matcher: repeated expiries of a full table age exactly the older halves") {
   // 200 000 halves wait, then a thousand expiries that age none (each stops at the front).
   ZmtpMessageMatcher m;
