@@ -3,7 +3,8 @@
  *
  * Cost model. With payload_max == 0 (the default) every function here is a constant-false branch
  * the verifier prunes: the other programs' cost is unchanged. With it on, each traced TCP call pays
- * one LRU lookup of its socket's verdict; a socket's first call also reads its ports and, when no
+ * one lookup of its socket's verdict (the socket's storage with sock_tp, else an LRU); a socket's
+ * first call also reads its ports and, when no
  * operator port names it, copies the call's bytes once to classify them. Only followed sockets
  * (Kafka client ends, ZMTP) pay for the per-call copy and the ring buffer record.
  *
@@ -19,8 +20,9 @@
  * direction of its first bytes: a client speaks first. Only client ends are followed (the agent
  * names batches on them); a broker's end, or a forwarder's listening end, becomes
  * KAFKA_BROKER_SIDE and is never copied.
- * A verdict is keyed by the socket's address and checked against its port pair, so a recycled
- * struct sock never inherits the verdict of the socket that lived there before. */
+ * A verdict lives in the socket's own storage (sock_tp) or, for the syscall families, in an LRU
+ * keyed by the socket's address and checked against its port pair, so a recycled struct sock
+ * never inherits the verdict of the socket that lived there before. */
 #pragma once
 
 #include "skewscope/abi/payload_event.h"
@@ -60,6 +62,17 @@ struct {
 	__type(key, __u64); /* struct sock * */
 	__type(value, struct payload_verdict);
 } payload_verdicts SEC(".maps");
+
+#define SKEWSCOPE_MAP_SK_STORAGE 24 /* BPF_MAP_TYPE_SK_STORAGE */
+/* The same verdicts in the socket's own storage, for the programs that hold a BTF pointer to it
+ * (sock_tp): no hashing, no eviction, freed with the socket. An LRU lookup was about 100 ns of
+ * every TCP call with payload capture on, followed socket or not. */
+struct {
+	__uint(type, SKEWSCOPE_MAP_SK_STORAGE);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, int);
+	__type(value, struct payload_verdict);
+} payload_sock_verdicts SEC(".maps");
 
 /* Filled by the agent after load, before attach: --payload-port kafka=9092, zmtp=5555. */
 struct {
@@ -220,6 +233,30 @@ static __always_inline __u8 payload_shape_of(__u8 syscall)
 	return 0; /* *mmsg: several messages per call, not copied (their halves are still traced) */
 }
 
+/* A socket's verdict, if taken: from its storage when `typed` (a constant where this inlines:
+ * the syscall families' socket pointers are plain numbers, which the storage helper refuses),
+ * else from the LRU by its address. */
+static __always_inline struct payload_verdict *payload_verdict_of(struct sock *sk, __u8 typed)
+{
+	if (typed)
+		return bpf_sk_storage_get(&payload_sock_verdicts, sk, 0, 0);
+	__u64 key = (__u64)sk;
+	return bpf_map_lookup_elem(&payload_verdicts, &key);
+}
+
+static __always_inline void payload_verdict_take(struct sock *sk, __u8 typed, const struct payload_verdict *v)
+{
+	if (typed) {
+		struct payload_verdict *slot =
+			bpf_sk_storage_get(&payload_sock_verdicts, sk, 0, BPF_LOCAL_STORAGE_GET_F_CREATE);
+		if (slot)
+			*slot = *v;
+		return;
+	}
+	__u64 key = (__u64)sk;
+	bpf_map_update_elem(&payload_verdicts, &key, v, BPF_ANY);
+}
+
 static __always_inline __u8 payload_port_protocol(__u16 port)
 {
 	__u8 *proto = bpf_map_lookup_elem(&payload_ports, &port);
@@ -230,12 +267,11 @@ static __always_inline __u8 payload_port_protocol(__u16 port)
  * scope. Its protocol (possibly UNDECIDED or KAFKA_PORT, settled by the copy), or -1. */
 static __always_inline int payload_decide(struct sock *sk, struct payload_caller who)
 {
-	__u64 key = (__u64)sk;
 	__u32 portpair =
 		who.typed ? ((__u32)sk->__sk_common.skc_num << 16) | bpf_ntohs(sk->__sk_common.skc_dport)
 			  : ((__u32)BPF_CORE_READ(sk, __sk_common.skc_num) << 16) |
 				    bpf_ntohs(BPF_CORE_READ(sk, __sk_common.skc_dport));
-	struct payload_verdict *known = bpf_map_lookup_elem(&payload_verdicts, &key);
+	struct payload_verdict *known = payload_verdict_of(sk, who.typed);
 	__u8 proto;
 	if (known && known->portpair == portpair) {
 		proto = known->protocol;
@@ -256,7 +292,7 @@ static __always_inline int payload_decide(struct sock *sk, struct payload_caller
 				proto = SKEWSCOPE_PROTO_OTHER;
 		}
 		v.protocol = proto;
-		bpf_map_update_elem(&payload_verdicts, &key, &v, BPF_ANY);
+		payload_verdict_take(sk, who.typed, &v);
 		payload_count_verdict(proto); /* UNDECIDED and KAFKA_PORT: counted once decided, at exit */
 		if (payload_not_followed(proto))
 			return -1;
@@ -416,8 +452,7 @@ static __always_inline void payload_emit(const struct payload_arm *arm, struct s
 			payload_count(SKEWSCOPE_PCNT_CLASSIFIED_MID_STREAM);
 		proto = proto == SKEWSCOPE_PROTO_UNDECIDED ? payload_classify(s->data, got, kind)
 							   : payload_kafka_role(kind);
-		__u64 key = (__u64)sk;
-		struct payload_verdict *v = bpf_map_lookup_elem(&payload_verdicts, &key);
+		struct payload_verdict *v = payload_verdict_of(sk, who.typed);
 		if (v)
 			v->protocol = proto;
 		payload_count_verdict(proto);
