@@ -38,7 +38,12 @@ struct MessagePairing::State {
     zmtp::StreamTracker tracker;
     std::int64_t last_seen_ns = 0;
     std::uint64_t sync_losses = 0, invalid = 0;  // already added to the totals
+    std::uint64_t resyncs_at_sender_start = 0;   // already added to the totals
     bool framing_counted = false, unparsed_counted = false;
+    // A sending stream whose receiving side (local too) is out of sync records where its messages
+    // begin, so that the receiver resumes at one of them; cleared once it has.
+    zmtp::MessageStarts starts;
+    bool starts_wanted = false;
   };
 
   // A Kafka connection's chunks are all of a client's end: the kernel copies no other
@@ -53,6 +58,8 @@ struct MessagePairing::State {
   MessagePairingLimits limits;
   MessagePairingCounters counters;
   std::unordered_map<StreamKey, ZmtpStream, StreamKeyHash> zmtp_streams;
+  // The domain of each direction's sending stream, to find it from its receiving stream.
+  std::unordered_map<FlowKey, DomainId, FlowKeyHash> zmtp_senders;
   std::unordered_map<StreamKey, KafkaConnection, StreamKeyHash> kafka_connections;  // kind unused: send
   ZmtpMessageMatcher zmtp;
   DivertZmtp divert_zmtp;  // --exchange: see message_pairing.hpp
@@ -78,21 +85,32 @@ struct MessagePairing::State {
         return;
       }
       it = zmtp_streams.emplace(key, ZmtpStream{}).first;
+      if (send) zmtp_senders[h.flow] = h.domain;
     }
     ZmtpStream& stream = it->second;
     stream.last_seen_ns = h.capture_ns;
     messages.clear();
+    ZmtpStream* sender = send ? nullptr : sender_wanted_by(stream, h.flow);
     // The other direction of the same socket, as this domain saw it: its greeting says which
     // version this direction's greeting settles on (a 3.x peer downgrades for a 2.0 one).
     const StreamKey peer_key{h.domain, send ? HalfKind::recv : HalfKind::send, reversed(h.flow)};
     const auto peer = zmtp_streams.find(peer_key);
     zmtp::feed_direction(stream.tracker, peer == zmtp_streams.end() ? nullptr : &peer->second.tracker,
-                         {static_cast<std::uint64_t>(h.capture_ns), h.seq, h.bytes, chunk.prefix}, messages);
+                         {static_cast<std::uint64_t>(h.capture_ns), h.seq, h.bytes, chunk.prefix}, messages,
+                         sender ? &sender->starts : nullptr);
     const auto& c = stream.tracker.counters();
     counters.parser_sync_losses += c.sync_losses - stream.sync_losses;
     counters.parser_invalid += c.invalid - stream.invalid;
+    counters.parser_resyncs_at_sender_start += c.resyncs_at_sender_start - stream.resyncs_at_sender_start;
     stream.sync_losses = c.sync_losses;
     stream.invalid = c.invalid;
+    stream.resyncs_at_sender_start = c.resyncs_at_sender_start;
+    if (sender && stream.tracker.state() != zmtp::StreamTracker::State::kOutOfSync) {
+      sender->starts_wanted = false;
+      sender->starts.clear();
+    }
+    if (stream.starts_wanted)
+      for (const auto& m : messages) stream.starts.record(m.seq);
     count_stream_facts(key, stream);
     for (const auto& m : messages) {
       // The sender's stamp is the call that wrote its first byte; the receiver's, the call that
@@ -115,6 +133,18 @@ struct MessagePairing::State {
       }
       if (zmtp.add(h.kind, h.flow, m.seq, end, pending() < limits.max_pending, out)) info.push_back({});
     }
+  }
+
+  // A receiving stream out of sync: the sending stream of its direction, when this agent parses
+  // it too (both ends local), which from now on records its message starts for it.
+  ZmtpStream* sender_wanted_by(const ZmtpStream& receiver, const FlowKey& flow) {
+    if (receiver.tracker.state() != zmtp::StreamTracker::State::kOutOfSync) return nullptr;
+    const auto domain = zmtp_senders.find(flow);
+    if (domain == zmtp_senders.end()) return nullptr;
+    const auto sender = zmtp_streams.find(StreamKey{domain->second, HalfKind::send, flow});
+    if (sender == zmtp_streams.end()) return nullptr;
+    sender->second.starts_wanted = true;
+    return &sender->second;
   }
 
   // Once per stream: the framing its greeting settled on, or why it is not parsed (with the
@@ -216,7 +246,13 @@ struct MessagePairing::State {
     ship_overdue(now_ns);
     kafka_batches.expire(cutoff);
     const std::int64_t idle = now_ns - limits.idle_stream_ns;
-    std::erase_if(zmtp_streams, [&](const auto& s) { return s.second.last_seen_ns < idle; });
+    std::erase_if(zmtp_streams, [&](const auto& s) {
+      if (s.second.last_seen_ns >= idle) return false;
+      const auto sender = zmtp_senders.find(s.first.flow);
+      if (s.first.kind == HalfKind::send && sender != zmtp_senders.end() && sender->second == s.first.domain)
+        zmtp_senders.erase(sender);
+      return true;
+    });
     std::erase_if(kafka_connections, [&](const auto& s) { return s.second.last_seen_ns < idle; });
   }
 };

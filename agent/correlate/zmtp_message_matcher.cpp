@@ -71,8 +71,7 @@ bool ZmtpMessageMatcher::crowd_out_largest(const FlowQueues& mine) {
   // Its older front: the half that waited longest, and the least likely to pair.
   auto& sends = largest_->sends;
   auto& recvs = largest_->recvs;
-  const bool from_sends =
-      recvs.empty() || (!sends.empty() && sends.front().end.age_ns <= recvs.front().end.age_ns);
+  const bool from_sends = recvs.empty() || (!sends.empty() && sends.front().end.age_ns <= recvs.front().end.age_ns);
   (from_sends ? sends : recvs).pop_front();
   --pending_;
   ++counters_.table_full;

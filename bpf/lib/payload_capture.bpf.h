@@ -39,10 +39,10 @@ const volatile __u8 payload_scoped = 0;
 
 /* How a socket's calls are known to be inside the declared domains (--only-domains), kept with
  * its verdict so that a followed socket's calls do not each pay the two scope lookups (a cgroup
- * miss, then a namespace hit: about 200 ns of a call's 1 µs here). */
+ * miss, then a namespace hit). */
 enum payload_scope_by {
-	PAYLOAD_SCOPE_CHECK = 0, /* ask payload_in_scope at every call */
-	PAYLOAD_SCOPE_NETNS = 1, /* the socket's namespace is a domain: every call is, whoever makes it */
+	PAYLOAD_SCOPE_CHECK = 0,  /* ask payload_in_scope at every call */
+	PAYLOAD_SCOPE_NETNS = 1,  /* the socket's namespace is a domain: every call is, whoever makes it */
 	PAYLOAD_SCOPE_CGROUP = 2, /* the cgroup `cgroup_id` is a domain: calls from it are */
 };
 

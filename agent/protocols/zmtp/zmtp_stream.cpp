@@ -68,7 +68,20 @@ bool StreamTracker::is_command(std::uint8_t flags) const {
   return framing_ == Framing::kZmtp3 && (flags & kFlagCommand) != 0;
 }
 
-void StreamTracker::feed(const CapturedChunk& chunk, std::vector<Message>& out) {
+void MessageStarts::record(std::uint32_t seq) {
+  if (starts_.size() == kCapacity) starts_.pop_front();
+  starts_.push_back(seq);
+}
+
+std::optional<std::uint32_t> MessageStarts::first_in(std::uint32_t seq, std::uint32_t length) const {
+  for (const std::uint32_t start : starts_) {
+    const std::uint32_t offset = start - seq;  // modulo 2^32: a start before seq is a huge offset
+    if (offset < length) return start;
+  }
+  return std::nullopt;
+}
+
+void StreamTracker::feed(const CapturedChunk& chunk, std::vector<Message>& out, const MessageStarts* proven) {
   if (chunk.length == 0) return;
   ++counters_.chunks;
   counters_.bytes += chunk.length;
@@ -96,6 +109,17 @@ void StreamTracker::feed(const CapturedChunk& chunk, std::vector<Message>& out) 
     if (state_ == State::kFrames) lose_sync();
   }
   if (state_ == State::kOutOfSync) {
+    // A message start proven by the sender's parse: frames follow from there, and the messages
+    // that begin in this chunk are reported.
+    if (const auto start = proven ? proven->first_in(c.seq, c.length) : std::nullopt) {
+      const std::uint32_t pos = *start - c.seq;
+      counters_.bytes_out_of_sync += pos;
+      ++counters_.resyncs;
+      ++counters_.resyncs_at_sender_start;
+      state_ = State::kFrames;
+      feed_frames(c, pos, out);
+      return;
+    }
     counters_.bytes_out_of_sync += c.length;
     if (try_resync(c)) {
       ++counters_.resyncs;
@@ -319,11 +343,11 @@ bool StreamTracker::try_resync(const CapturedChunk& c) const {
 }
 
 void feed_direction(StreamTracker& tracker, const StreamTracker* other, const CapturedChunk& chunk,
-                    std::vector<Message>& out) {
+                    std::vector<Message>& out, const MessageStarts* proven) {
   if (other) {
     if (const auto r = other->announced_revision()) tracker.learn_peer_revision(*r);
   }
-  tracker.feed(chunk, out);
+  tracker.feed(chunk, out, proven);
 }
 
 }  // namespace skewscope::protocols::zmtp

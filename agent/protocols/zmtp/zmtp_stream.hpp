@@ -47,12 +47,16 @@
 // light load) qualify at once; a saturated stream, whose writes and reads end mid-message, may
 // never qualify and stays out of sync (counted) rather than guess: capture prefixes long enough
 // for the frame headers of a write (the ZMTP default batch is 8 KiB) avoid losing sync at all.
+// A second rule needs the other end: where the sender's own parse of the same direction (in sync)
+// found messages to begin (MessageStarts, given by the caller when this agent follows both ends),
+// a chunk that holds one of those starts resumes there and reports the messages from it on.
 //
 // A connection first seen mid-stream (its first chunk does not begin with the greeting
 // signature) is never guessed at: all its bytes are counted as unparsed, with the reason.
 #pragma once
 
 #include <cstdint>
+#include <deque>
 #include <optional>
 #include <span>
 #include <string_view>
@@ -91,20 +95,38 @@ enum class Framing : std::uint8_t {
 
 struct Counters {
   std::uint64_t chunks = 0;
-  std::uint64_t bytes = 0;                 // sum of chunk lengths
-  std::uint64_t greetings = 0;             // complete greetings (3.x or 2.0)
-  std::uint64_t downgrades = 0;            // 3.x greetings cut to 2.0 for a 2.0 peer (0 or 1)
-  std::uint64_t messages = 0;              // reported application messages
-  std::uint64_t commands = 0;              // command frames (handshake, heartbeats, ...); 2.0: identity
-  std::uint64_t bytes_skipped = 0;         // uncaptured bytes stepped over by a known size
-  std::uint64_t sync_losses = 0;           // header in uncaptured bytes, or a sequence gap/overlap
-  std::uint64_t messages_lost = 0;         // messages in progress when sync was lost
-  std::uint64_t resyncs = 0;               // chunks that regained sync
-  std::uint64_t resync_failures = 0;       // chunks seen out of sync that did not qualify
-  std::uint64_t bytes_out_of_sync = 0;     // bytes seen while out of sync
-  std::uint64_t invalid = 0;               // malformed input: reserved flag bits, a negative long size
-  std::uint64_t unparsed_connections = 0;  // 0 or 1 per stream: see unparsed_reason()
-  std::uint64_t unparsed_bytes = 0;        // bytes of such a stream, all of them
+  std::uint64_t bytes = 0;                    // sum of chunk lengths
+  std::uint64_t greetings = 0;                // complete greetings (3.x or 2.0)
+  std::uint64_t downgrades = 0;               // 3.x greetings cut to 2.0 for a 2.0 peer (0 or 1)
+  std::uint64_t messages = 0;                 // reported application messages
+  std::uint64_t commands = 0;                 // command frames (handshake, heartbeats, ...); 2.0: identity
+  std::uint64_t bytes_skipped = 0;            // uncaptured bytes stepped over by a known size
+  std::uint64_t sync_losses = 0;              // header in uncaptured bytes, or a sequence gap/overlap
+  std::uint64_t messages_lost = 0;            // messages in progress when sync was lost
+  std::uint64_t resyncs = 0;                  // chunks that regained sync
+  std::uint64_t resyncs_at_sender_start = 0;  // of which at a message start the sender's parse proved
+  std::uint64_t resync_failures = 0;          // chunks seen out of sync that did not qualify
+  std::uint64_t bytes_out_of_sync = 0;        // bytes seen while out of sync
+  std::uint64_t invalid = 0;                  // malformed input: reserved flag bits, a negative long size
+  std::uint64_t unparsed_connections = 0;     // 0 or 1 per stream: see unparsed_reason()
+  std::uint64_t unparsed_bytes = 0;           // bytes of such a stream, all of them
+};
+
+// Where messages of one direction began, as its sender's parse (in sync) found them: the most
+// recent kCapacity starts, in stream order. The receiving side of the same direction, out of sync,
+// resumes at one of them when a chunk of its holds it: a boundary the other end proved on the same
+// bytes, never a guess. Kept only while a receiver wants them (MessagePairing).
+class MessageStarts {
+ public:
+  static constexpr std::size_t kCapacity = 1024;
+  void record(std::uint32_t seq);
+  // The first start at or after `seq` and before seq + length (sequence numbers wrap), if any.
+  std::optional<std::uint32_t> first_in(std::uint32_t seq, std::uint32_t length) const;
+  void clear() { starts_.clear(); }
+  std::size_t size() const { return starts_.size(); }
+
+ private:
+  std::deque<std::uint32_t> starts_;
 };
 
 // Whether the first bytes a connection sent can be a ZMTP greeting (signature FF ... 7F, version
@@ -123,8 +145,9 @@ class StreamTracker {
   };
 
   // Feeds the next chunk of this direction; messages that end in it are appended to `out`, in
-  // stream order. Chunks with length 0 are ignored.
-  void feed(const CapturedChunk& chunk, std::vector<Message>& out);
+  // stream order. Chunks with length 0 are ignored. Out of sync, a chunk that holds one of
+  // `proven` (this direction's sender's message starts, when known) resumes there.
+  void feed(const CapturedChunk& chunk, std::vector<Message>& out, const MessageStarts* proven = nullptr);
 
   // The version byte the OTHER direction of this socket announced (its announced_revision()):
   // decides whether a 3.x greeting of this direction is cut to 2.0. Call it before each feed
@@ -183,6 +206,6 @@ class StreamTracker {
 // direction of the same socket (`other`, null when not followed) announced: the one rule by
 // which the agent and the tests join a socket's two directions.
 void feed_direction(StreamTracker& tracker, const StreamTracker* other, const CapturedChunk& chunk,
-                    std::vector<Message>& out);
+                    std::vector<Message>& out, const MessageStarts* proven = nullptr);
 
 }  // namespace skewscope::protocols::zmtp

@@ -2,6 +2,7 @@
 
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <cstring>
 
 #include "capture/payload_decode.hpp"
@@ -178,4 +179,45 @@ TEST_CASE("zmtp: parsed streams are counted by the framing they settled on") {
   CHECK(run.pairing.counters().zmtp_streams_v3 == 2);
   CHECK(run.pairing.counters().zmtp_streams_v2 == 0);
   CHECK(run.spans.size() == 10);
+}
+
+TEST_CASE("zmtp: a receiver that lost a chunk resumes at a message start its local sender proved") {
+  // 2 000 messages of 10 bytes on the wire; writes of 1 000 bytes and reads of 1 500 both end
+  // mid-message, so no read ever starts at a frame: alone, the receiver would never resync.
+  auto stream = zmtp_stream(2000, 8);
+  const auto sends = records(stream, {1000}, SKEWSCOPE_HALF_SEND, 1'000'000);
+  // A read is stamped 20 µs after the write of its first byte: after the write of its last.
+  auto recvs = records(stream, {1500}, SKEWSCOPE_HALF_RECV, 1'020'000);
+  recvs.erase(recvs.begin() + 4);  // one read's record lost (a full payload ring)
+  // In the ring's order: by stamp.
+  std::vector<std::pair<const PayloadRecord*, DomainId>> order;
+  for (const auto& r : sends) order.emplace_back(&r, 1);
+  for (const auto& r : recvs) order.emplace_back(&r, 2);
+  std::stable_sort(order.begin(), order.end(),
+                   [](const auto& a, const auto& b) { return a.first->header.ts_ns < b.first->header.ts_ns; });
+  Run run;
+  for (const auto& [record, domain] : order) run.feed({*record}, domain);
+  const auto& c = run.pairing.counters();
+  CHECK(c.parser_sync_losses == 1);
+  CHECK(c.parser_resyncs_at_sender_start == 1);
+  // Lost: the 150 messages with a byte in the lost read, and those the sender had already parsed
+  // when the receiver asked for its starts (it keeps them only from then): the sender is 20 µs
+  // (200 messages) and a write (100) ahead of a read, which itself spans 150. The rest pair.
+  CHECK(run.spans.size() < 2000);
+  CHECK(run.spans.size() >= 2000 - 150 - 200 - 100 - 150);
+  for (const auto& s : run.spans) CHECK(s.span_ns() > 0);
+  run.pairing.expire(1'000'000'000'000);
+  CHECK(c.unpaired_recvs == 0);  // the receiver reported no message its sender did not send
+  CHECK(c.unpaired_sends == 2000 - run.spans.size());
+}
+
+TEST_CASE("zmtp: without a local sender a receiver that lost a chunk stays out of sync") {
+  auto stream = zmtp_stream(2000, 8);
+  auto recvs = records(stream, {1500}, SKEWSCOPE_HALF_RECV, 1'000'500);
+  recvs.erase(recvs.begin() + 4);
+  Run run;
+  run.feed(recvs, 2);
+  CHECK(run.pairing.counters().parser_sync_losses == 1);
+  CHECK(run.pairing.counters().parser_resyncs_at_sender_start == 0);
+  CHECK(run.pairing.counters().zmtp_recv_messages < 6000 / 10);
 }

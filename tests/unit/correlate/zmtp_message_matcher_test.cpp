@@ -162,7 +162,8 @@ TEST_CASE("zmtp matcher: a full table's largest flow gives way to a smaller flow
     CHECK_FALSE(m.add(HalfKind::send, flow_of(2), i * 66, end_at(1, 300 + i), false, out));
   CHECK(m.pending() == 100);
   CHECK(m.counters().table_full == 3);  // flow 1's sends at 0, 66 and 132: lost for want of room
-  for (std::uint32_t i = 0; i < 3; ++i) CHECK(m.add(HalfKind::recv, flow_of(2), i * 66, end_at(2, 400 + i), false, out));
+  for (std::uint32_t i = 0; i < 3; ++i)
+    CHECK(m.add(HalfKind::recv, flow_of(2), i * 66, end_at(2, 400 + i), false, out));
   CHECK(out.size() == 3);
   CHECK(m.pending() == 97);
   // Flow 1 itself, the largest, cannot push anyone out: its next send is refused.

@@ -160,6 +160,81 @@ TEST_CASE("zmtp: a sequence gap (a lost chunk) loses sync and is counted") {
   CHECK(r.tracker[0].counters().bytes_out_of_sync > 0);
 }
 
+// Direction 0 fed with its sender's message starts (here: the starts the whole stream's parse
+// found, which a local sender's tracker proves on the same bytes).
+Run run_with_sender_starts(const std::vector<Chunk>& chunks, const std::vector<Message>& sender) {
+  zmtp::MessageStarts starts;
+  Run r;
+  for (const auto& c : chunks) {
+    // The sender has parsed at least as far as the receiver reads: its starts up to this chunk's end.
+    for (const auto& m : sender)
+      if (m.seq - c.chunk.seq < c.chunk.length && starts.first_in(m.seq, 1) != m.seq) starts.record(m.seq);
+    zmtp::feed_direction(r.tracker[c.direction], &r.tracker[1 - c.direction], c.chunk, r.messages[c.direction],
+                         c.direction == 0 ? &starts : nullptr);
+  }
+  return r;
+}
+
+TEST_CASE("zmtp: a saturated stream out of sync resumes at a message start its sender proved") {
+  const auto records = capture("zmtp-pushpull");
+  const Run whole = run(to_chunks(records));
+  auto chunks = to_chunks(records);
+  const std::size_t victim = chunk_after_quarter(chunks, 200);
+  chunks[victim].chunk.prefix = chunks[victim].chunk.prefix.first(5);
+  const Run cut = run_with_sender_starts(chunks, whole.messages[0]);
+  const auto& c = cut.tracker[0].counters();
+  CHECK(c.sync_losses == 1);
+  CHECK(c.resyncs == 1);
+  CHECK(c.resyncs_at_sender_start == 1);
+  CHECK(c.resync_failures == 0);
+  CHECK(cut.tracker[0].state() == StreamTracker::State::kFrames);
+  // Every message reported is a real one, the last included, and only those of the cut chunk
+  // (begun in its uncaptured bytes or ending in the next chunk before the first start) are missing.
+  check_real_messages(cut.messages[0], whole.messages[0]);
+  CHECK(same(cut.messages[0].back(), whole.messages[0].back()));
+  const auto& v = chunks[victim].chunk;
+  std::size_t begun_in_victim = 0;
+  for (const auto& m : whole.messages[0]) begun_in_victim += m.seq - v.seq < v.length;
+  CHECK(cut.messages[0].size() < whole.messages[0].size());
+  CHECK(cut.messages[0].size() + begun_in_victim + 1 >= whole.messages[0].size());
+  // Without the sender's starts the same stream never resumes (the test above).
+  const Run alone = run(chunks);
+  CHECK(alone.tracker[0].counters().resyncs == 0);
+  CHECK(alone.messages[0].size() < cut.messages[0].size());
+}
+
+TEST_CASE("zmtp: a lost chunk is passed at the next message start the sender proved") {
+  const auto records = capture("zmtp-pushpull");
+  const Run whole = run(to_chunks(records));
+  auto chunks = to_chunks(records);
+  std::size_t victim = chunks.size() / 4;
+  while (chunks[victim].direction != 0) ++victim;
+  const auto lost = chunks[victim].chunk;
+  chunks.erase(chunks.begin() + static_cast<std::ptrdiff_t>(victim));
+  const Run r = run_with_sender_starts(chunks, whole.messages[0]);
+  CHECK(r.tracker[0].counters().sync_losses == 1);
+  CHECK(r.tracker[0].counters().resyncs_at_sender_start == 1);
+  check_real_messages(r.messages[0], whole.messages[0]);
+  CHECK(same(r.messages[0].back(), whole.messages[0].back()));
+  // No message that had a byte in the lost chunk is reported.
+  for (const auto& m : r.messages[0]) {
+    const bool before = static_cast<std::int32_t>(m.seq + static_cast<std::uint32_t>(m.wire_bytes) - lost.seq) <= 0;
+    const bool after = static_cast<std::int32_t>(m.seq - (lost.seq + lost.length)) >= 0;
+    CHECK((before || after));
+  }
+}
+
+TEST_CASE("zmtp: message starts keep the latest, in order, and are found across a wrap") {
+  zmtp::MessageStarts starts;
+  for (std::uint32_t i = 0; i < zmtp::MessageStarts::kCapacity + 10; ++i) starts.record(0xFFFFF000u + i * 16);
+  CHECK(starts.size() == zmtp::MessageStarts::kCapacity);
+  CHECK_FALSE(starts.first_in(0xFFFFF000u, 16 * 10).has_value());  // the ten oldest went
+  CHECK(starts.first_in(0xFFFFF000u + 16 * 10 - 3, 3) == std::nullopt);
+  CHECK(starts.first_in(0xFFFFF000u + 16 * 10 - 3, 4) == 0xFFFFF000u + 16 * 10);
+  // 0xFFFFF000 + 256 * 16 wraps to 0: found from a chunk that starts before the wrap.
+  CHECK(starts.first_in(0xFFFFFFF8u, 100) == 0u);
+}
+
 TEST_CASE("zmtp: a connection first seen mid-stream is unparsed, never guessed") {
   const auto records = capture("zmtp-pushpull");
   std::vector<Record> late(records.begin() + 6, records.end());
