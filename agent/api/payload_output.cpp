@@ -87,7 +87,7 @@ nlohmann::json payload_json(const PayloadReport& p, const std::vector<std::strin
           {"streams_refused", m.streams_refused},
           {"parser_sync_losses", m.parser_sync_losses},
           {"parser_invalid", m.parser_invalid},
-          {"parser_resyncs_at_sender_start", m.parser_resyncs_at_sender_start},
+          {"parser_resyncs_from_other_end", m.parser_resyncs_from_other_end},
           {"pending", p.pending}};
 }
 

@@ -38,13 +38,24 @@ struct MessagePairing::State {
     zmtp::StreamTracker tracker;
     std::int64_t last_seen_ns = 0;
     std::uint64_t sync_losses = 0, invalid = 0;  // already added to the totals
-    std::uint64_t resyncs_at_sender_start = 0;   // already added to the totals
+    std::uint64_t resyncs_at_proven_start = 0;   // already added to the totals
     bool framing_counted = false, unparsed_counted = false;
-    // A sending stream whose receiving side (local too) is out of sync records where its messages
-    // begin, so that the receiver resumes at one of them; cleared once it has.
+    // Either end of a direction that this agent follows at both ends, out of sync, resumes at a
+    // message start the other end's parse proves (zmtp::MessageStarts): the other end records its
+    // starts from then on (`starts_wanted`), until it has.
     zmtp::MessageStarts starts;
     bool starts_wanted = false;
+    // A sending stream out of sync holds its chunks (in order, at most kMaxHeldChunks, at most
+    // kMaxHoldNs) until its receiver, which reads the same bytes later, has parsed them: a held
+    // chunk that holds one of the receiver's message starts resumes there.
+    struct HeldChunk {
+      Half half;
+      std::vector<std::uint8_t> prefix;
+    };
+    std::deque<HeldChunk> held;
   };
+  static constexpr std::size_t kMaxHeldChunks = 64;  // 512 KiB of 8 KiB writes
+  static constexpr std::int64_t kMaxHoldNs = 1'000'000'000;
 
   // A Kafka connection's chunks are all of a client's end: the kernel copies no other
   // (bpf/lib/payload_classify.h: a request sent first, or a socket connected to a named Kafka
@@ -58,8 +69,9 @@ struct MessagePairing::State {
   MessagePairingLimits limits;
   MessagePairingCounters counters;
   std::unordered_map<StreamKey, ZmtpStream, StreamKeyHash> zmtp_streams;
-  // The domain of each direction's sending stream, to find it from its receiving stream.
-  std::unordered_map<FlowKey, DomainId, FlowKeyHash> zmtp_senders;
+  // The domain of each direction's sending and receiving streams, to find one from the other.
+  std::unordered_map<FlowKey, DomainId, FlowKeyHash> zmtp_senders, zmtp_receivers;
+  std::size_t holding_senders = 0;  // sending streams with chunks held (ZmtpStream::held)
   std::unordered_map<StreamKey, KafkaConnection, StreamKeyHash> kafka_connections;  // kind unused: send
   ZmtpMessageMatcher zmtp;
   DivertZmtp divert_zmtp;  // --exchange: see message_pairing.hpp
@@ -85,30 +97,99 @@ struct MessagePairing::State {
         return;
       }
       it = zmtp_streams.emplace(key, ZmtpStream{}).first;
-      if (send) zmtp_senders[h.flow] = h.domain;
+      (send ? zmtp_senders : zmtp_receivers)[h.flow] = h.domain;
     }
     ZmtpStream& stream = it->second;
     stream.last_seen_ns = h.capture_ns;
+    // In sync and nothing held (the common case), no lookup of the other end.
+    if (send) {
+      if (!stream.held.empty() || out_of_sync(stream) || gap_before(stream, h)) {
+        const auto other = other_end(key);
+        if (other != zmtp_streams.end()) {
+          other->second.starts_wanted = true;
+          if (stream.held.empty()) ++holding_senders;
+          stream.held.push_back({h, std::vector<std::uint8_t>(chunk.prefix.begin(), chunk.prefix.end())});
+          release_held(key, stream, &other->second, clock, out, info);
+          return;
+        }
+        release_held(key, stream, nullptr, clock, out, info);  // its receiver went: none waits now
+      }
+      feed_zmtp(key, stream, h, chunk.prefix, nullptr, clock, out, info);
+      return;
+    }
+    const bool resuming = out_of_sync(stream) || gap_before(stream, h);
+    const auto other = resuming || holding_senders > 0 ? other_end(key) : zmtp_streams.end();
+    ZmtpStream* sender = other == zmtp_streams.end() ? nullptr : &other->second;
+    if (sender && resuming) sender->starts_wanted = true;
+    feed_zmtp(key, stream, h, chunk.prefix, sender && resuming ? &sender->starts : nullptr, clock, out, info);
+    if (sender && resuming && !out_of_sync(stream)) {
+      sender->starts_wanted = false;
+      sender->starts.clear();
+    }
+    if (sender && !sender->held.empty()) release_held(other->first, *sender, &stream, clock, out, info);
+  }
+
+  static bool out_of_sync(const ZmtpStream& s) { return s.tracker.state() == zmtp::StreamTracker::State::kOutOfSync; }
+  // A stream in sync that this chunk does not continue (a call's record was lost): it is about to
+  // lose sync on it, and may resume in it at once.
+  static bool gap_before(const ZmtpStream& s, const Half& h) {
+    return s.tracker.state() == zmtp::StreamTracker::State::kFrames && h.seq != s.tracker.next_seq();
+  }
+
+  // The other end of this stream's direction, when this agent follows it too (both ends local).
+  std::unordered_map<StreamKey, ZmtpStream, StreamKeyHash>::iterator other_end(const StreamKey& key) {
+    const auto& index = key.kind == HalfKind::send ? zmtp_receivers : zmtp_senders;
+    const auto domain = index.find(key.flow);
+    if (domain == index.end()) return zmtp_streams.end();
+    const HalfKind other = key.kind == HalfKind::send ? HalfKind::recv : HalfKind::send;
+    return zmtp_streams.find(StreamKey{domain->second, other, key.flow});
+  }
+
+  // Feeds a sending stream's held chunks, oldest first: each once its receiver (null: none any
+  // more) has parsed past it, with the receiver's message starts while the sender is out of sync;
+  // all of them once the sender is back in sync; the oldest beyond the bounds without proof.
+  void release_held(const StreamKey& key, ZmtpStream& sender, ZmtpStream* receiver, const ToDomainClock& clock,
+                    std::vector<Span>& out, std::vector<MessageSpanInfo>& info) {
+    if (sender.held.empty()) return;
+    while (!sender.held.empty()) {
+      const Half& front = sender.held.front().half;
+      const bool waiting = out_of_sync(sender) || gap_before(sender, front);
+      const bool parsed = receiver && receiver->tracker.state() == zmtp::StreamTracker::State::kFrames &&
+                          static_cast<std::int32_t>(receiver->tracker.next_seq() - (front.seq + front.bytes)) >= 0;
+      const bool overdue =
+          sender.held.size() > kMaxHeldChunks || sender.held.back().half.capture_ns - front.capture_ns > kMaxHoldNs;
+      if (waiting && receiver && !parsed && !overdue) break;
+      ZmtpStream::HeldChunk chunk = std::move(sender.held.front());
+      sender.held.pop_front();
+      feed_zmtp(key, sender, chunk.half, chunk.prefix, waiting && receiver ? &receiver->starts : nullptr, clock, out,
+                info);
+    }
+    if (sender.held.empty()) --holding_senders;
+    if (receiver && sender.held.empty() && !out_of_sync(sender)) {
+      receiver->starts_wanted = false;
+      receiver->starts.clear();
+    }
+  }
+
+  // Parses one chunk of a stream and pairs (or diverts) the messages that end in it.
+  void feed_zmtp(const StreamKey& key, ZmtpStream& stream, const Half& h, std::span<const std::uint8_t> prefix,
+                 const zmtp::MessageStarts* proven, const ToDomainClock& clock, std::vector<Span>& out,
+                 std::vector<MessageSpanInfo>& info) {
+    const bool send = h.kind == HalfKind::send;
     messages.clear();
-    ZmtpStream* sender = send ? nullptr : sender_wanted_by(stream, h.flow);
     // The other direction of the same socket, as this domain saw it: its greeting says which
     // version this direction's greeting settles on (a 3.x peer downgrades for a 2.0 one).
     const StreamKey peer_key{h.domain, send ? HalfKind::recv : HalfKind::send, reversed(h.flow)};
     const auto peer = zmtp_streams.find(peer_key);
     zmtp::feed_direction(stream.tracker, peer == zmtp_streams.end() ? nullptr : &peer->second.tracker,
-                         {static_cast<std::uint64_t>(h.capture_ns), h.seq, h.bytes, chunk.prefix}, messages,
-                         sender ? &sender->starts : nullptr);
+                         {static_cast<std::uint64_t>(h.capture_ns), h.seq, h.bytes, prefix}, messages, proven);
     const auto& c = stream.tracker.counters();
     counters.parser_sync_losses += c.sync_losses - stream.sync_losses;
     counters.parser_invalid += c.invalid - stream.invalid;
-    counters.parser_resyncs_at_sender_start += c.resyncs_at_sender_start - stream.resyncs_at_sender_start;
+    counters.parser_resyncs_from_other_end += c.resyncs_at_proven_start - stream.resyncs_at_proven_start;
     stream.sync_losses = c.sync_losses;
     stream.invalid = c.invalid;
-    stream.resyncs_at_sender_start = c.resyncs_at_sender_start;
-    if (sender && stream.tracker.state() != zmtp::StreamTracker::State::kOutOfSync) {
-      sender->starts_wanted = false;
-      sender->starts.clear();
-    }
+    stream.resyncs_at_proven_start = c.resyncs_at_proven_start;
     if (stream.starts_wanted)
       for (const auto& m : messages) stream.starts.record(m.seq);
     count_stream_facts(key, stream);
@@ -133,18 +214,6 @@ struct MessagePairing::State {
       }
       if (zmtp.add(h.kind, h.flow, m.seq, end, pending() < limits.max_pending, out)) info.push_back({});
     }
-  }
-
-  // A receiving stream out of sync: the sending stream of its direction, when this agent parses
-  // it too (both ends local), which from now on records its message starts for it.
-  ZmtpStream* sender_wanted_by(const ZmtpStream& receiver, const FlowKey& flow) {
-    if (receiver.tracker.state() != zmtp::StreamTracker::State::kOutOfSync) return nullptr;
-    const auto domain = zmtp_senders.find(flow);
-    if (domain == zmtp_senders.end()) return nullptr;
-    const auto sender = zmtp_streams.find(StreamKey{domain->second, HalfKind::send, flow});
-    if (sender == zmtp_streams.end()) return nullptr;
-    sender->second.starts_wanted = true;
-    return &sender->second;
   }
 
   // Once per stream: the framing its greeting settled on, or why it is not parsed (with the
@@ -248,9 +317,11 @@ struct MessagePairing::State {
     const std::int64_t idle = now_ns - limits.idle_stream_ns;
     std::erase_if(zmtp_streams, [&](const auto& s) {
       if (s.second.last_seen_ns >= idle) return false;
-      const auto sender = zmtp_senders.find(s.first.flow);
-      if (s.first.kind == HalfKind::send && sender != zmtp_senders.end() && sender->second == s.first.domain)
-        zmtp_senders.erase(sender);
+      // Chunks still held are of a stream out of sync, a loss already counted.
+      if (!s.second.held.empty()) --holding_senders;
+      auto& index = s.first.kind == HalfKind::send ? zmtp_senders : zmtp_receivers;
+      const auto entry = index.find(s.first.flow);
+      if (entry != index.end() && entry->second == s.first.domain) index.erase(entry);
       return true;
     });
     std::erase_if(kafka_connections, [&](const auto& s) { return s.second.last_seen_ns < idle; });

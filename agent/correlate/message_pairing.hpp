@@ -83,9 +83,9 @@ struct MessagePairingCounters {
   std::uint64_t streams_refused = 0;     // max_streams reached: chunks of new streams ignored
   std::uint64_t parser_sync_losses = 0;  // summed from the trackers
   std::uint64_t parser_invalid = 0;
-  std::uint64_t parser_resyncs_at_sender_start = 0;  // ZMTP receivers back in sync at a start the sender proved
-  std::uint64_t kafka_produced_shipped = 0;          // --exchange: produced halves also sent to the exchange
-  std::uint64_t kafka_fetched_shipped = 0;           // --exchange: fetched halves with no producer here, sent
+  std::uint64_t parser_resyncs_from_other_end = 0;  // ZMTP streams back in sync at a start the other end proved
+  std::uint64_t kafka_produced_shipped = 0;         // --exchange: produced halves also sent to the exchange
+  std::uint64_t kafka_fetched_shipped = 0;          // --exchange: fetched halves with no producer here, sent
 };
 
 // A Kafka batch half for the exchange (--exchange): its batch, domain and times.

@@ -109,13 +109,13 @@ void StreamTracker::feed(const CapturedChunk& chunk, std::vector<Message>& out, 
     if (state_ == State::kFrames) lose_sync();
   }
   if (state_ == State::kOutOfSync) {
-    // A message start proven by the sender's parse: frames follow from there, and the messages
-    // that begin in this chunk are reported.
+    // A message start proven by the other end's parse: frames follow from there, and the
+    // messages that begin in this chunk are reported.
     if (const auto start = proven ? proven->first_in(c.seq, c.length) : std::nullopt) {
       const std::uint32_t pos = *start - c.seq;
       counters_.bytes_out_of_sync += pos;
       ++counters_.resyncs;
-      ++counters_.resyncs_at_sender_start;
+      ++counters_.resyncs_at_proven_start;
       state_ = State::kFrames;
       feed_frames(c, pos, out);
       return;

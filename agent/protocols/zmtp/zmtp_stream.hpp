@@ -47,9 +47,9 @@
 // light load) qualify at once; a saturated stream, whose writes and reads end mid-message, may
 // never qualify and stays out of sync (counted) rather than guess: capture prefixes long enough
 // for the frame headers of a write (the ZMTP default batch is 8 KiB) avoid losing sync at all.
-// A second rule needs the other end: where the sender's own parse of the same direction (in sync)
-// found messages to begin (MessageStarts, given by the caller when this agent follows both ends),
-// a chunk that holds one of those starts resumes there and reports the messages from it on.
+// A second rule needs the other end: where the other end's own parse of the same direction (in
+// sync) found messages to begin (MessageStarts, given by the caller when this agent follows both
+// ends), a chunk that holds one of those starts resumes there and reports the messages from it on.
 //
 // A connection first seen mid-stream (its first chunk does not begin with the greeting
 // signature) is never guessed at: all its bytes are counted as unparsed, with the reason.
@@ -104,7 +104,7 @@ struct Counters {
   std::uint64_t sync_losses = 0;              // header in uncaptured bytes, or a sequence gap/overlap
   std::uint64_t messages_lost = 0;            // messages in progress when sync was lost
   std::uint64_t resyncs = 0;                  // chunks that regained sync
-  std::uint64_t resyncs_at_sender_start = 0;  // of which at a message start the sender's parse proved
+  std::uint64_t resyncs_at_proven_start = 0;  // of which at a message start the other end's parse proved
   std::uint64_t resync_failures = 0;          // chunks seen out of sync that did not qualify
   std::uint64_t bytes_out_of_sync = 0;        // bytes seen while out of sync
   std::uint64_t invalid = 0;                  // malformed input: reserved flag bits, a negative long size
@@ -112,10 +112,10 @@ struct Counters {
   std::uint64_t unparsed_bytes = 0;           // bytes of such a stream, all of them
 };
 
-// Where messages of one direction began, as its sender's parse (in sync) found them: the most
-// recent kCapacity starts, in stream order. The receiving side of the same direction, out of sync,
-// resumes at one of them when a chunk of its holds it: a boundary the other end proved on the same
-// bytes, never a guess. Kept only while a receiver wants them (MessagePairing).
+// Where messages of one direction began, as one end's parse (in sync) found them: the most recent
+// kCapacity starts, in stream order. The other end of the same direction, out of sync, resumes at
+// one of them when a chunk of its holds it: a boundary proven on the same bytes, never a guess.
+// Kept only while the other end wants them (MessagePairing).
 class MessageStarts {
  public:
   static constexpr std::size_t kCapacity = 1024;
@@ -146,7 +146,7 @@ class StreamTracker {
 
   // Feeds the next chunk of this direction; messages that end in it are appended to `out`, in
   // stream order. Chunks with length 0 are ignored. Out of sync, a chunk that holds one of
-  // `proven` (this direction's sender's message starts, when known) resumes there.
+  // `proven` (the message starts the other end of this direction found, when known) resumes there.
   void feed(const CapturedChunk& chunk, std::vector<Message>& out, const MessageStarts* proven = nullptr);
 
   // The version byte the OTHER direction of this socket announced (its announced_revision()):
@@ -155,6 +155,8 @@ class StreamTracker {
   void learn_peer_revision(std::uint8_t revision);
 
   State state() const { return state_; }
+  // Sequence number of the byte after the last chunk fed.
+  std::uint32_t next_seq() const { return next_seq_; }
   const Counters& counters() const { return counters_; }
   Framing framing() const { return framing_; }
   std::optional<UnparsedReason> unparsed_reason() const { return unparsed_reason_; }

@@ -199,7 +199,7 @@ TEST_CASE("zmtp: a receiver that lost a chunk resumes at a message start its loc
   for (const auto& [record, domain] : order) run.feed({*record}, domain);
   const auto& c = run.pairing.counters();
   CHECK(c.parser_sync_losses == 1);
-  CHECK(c.parser_resyncs_at_sender_start == 1);
+  CHECK(c.parser_resyncs_from_other_end == 1);
   // Lost: the 150 messages with a byte in the lost read, and those the sender had already parsed
   // when the receiver asked for its starts (it keeps them only from then): the sender is 20 µs
   // (200 messages) and a write (100) ahead of a read, which itself spans 150. The rest pair.
@@ -218,6 +218,32 @@ TEST_CASE("zmtp: without a local sender a receiver that lost a chunk stays out o
   Run run;
   run.feed(recvs, 2);
   CHECK(run.pairing.counters().parser_sync_losses == 1);
-  CHECK(run.pairing.counters().parser_resyncs_at_sender_start == 0);
+  CHECK(run.pairing.counters().parser_resyncs_from_other_end == 0);
   CHECK(run.pairing.counters().zmtp_recv_messages < 6000 / 10);
+}
+
+TEST_CASE("zmtp: a sender that lost a chunk holds its calls until its local receiver proves a start") {
+  auto stream = zmtp_stream(2000, 8);
+  auto sends = records(stream, {1000}, SKEWSCOPE_HALF_SEND, 1'000'000);
+  const auto recvs = records(stream, {1500}, SKEWSCOPE_HALF_RECV, 1'020'000);
+  sends.erase(sends.begin() + 4);  // one write's record lost: bytes 4 000 to 5 000
+  std::vector<std::pair<const PayloadRecord*, DomainId>> order;
+  for (const auto& r : sends) order.emplace_back(&r, 1);
+  for (const auto& r : recvs) order.emplace_back(&r, 2);
+  std::stable_sort(order.begin(), order.end(),
+                   [](const auto& a, const auto& b) { return a.first->header.ts_ns < b.first->header.ts_ns; });
+  Run run;
+  for (const auto& [record, domain] : order) run.feed({*record}, domain);
+  const auto& c = run.pairing.counters();
+  CHECK(c.parser_sync_losses == 1);
+  CHECK(c.parser_resyncs_from_other_end == 1);
+  // Lost: the 100 messages with a byte in the lost write, and the one the next write ends.
+  CHECK(run.spans.size() < 2000);
+  CAPTURE(c.zmtp_send_messages);
+  CAPTURE(c.zmtp_recv_messages);
+  CHECK(run.spans.size() >= 2000 - 100 - 2);
+  for (const auto& s : run.spans) CHECK(s.span_ns() > 0);
+  run.pairing.expire(1'000'000'000'000);
+  CHECK(c.unpaired_sends == 0);  // the sender reported no message its receiver did not get
+  CHECK(c.unpaired_recvs == 2000 - run.spans.size());
 }

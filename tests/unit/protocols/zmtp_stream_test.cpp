@@ -185,7 +185,7 @@ TEST_CASE("zmtp: a saturated stream out of sync resumes at a message start its s
   const auto& c = cut.tracker[0].counters();
   CHECK(c.sync_losses == 1);
   CHECK(c.resyncs == 1);
-  CHECK(c.resyncs_at_sender_start == 1);
+  CHECK(c.resyncs_at_proven_start == 1);
   CHECK(c.resync_failures == 0);
   CHECK(cut.tracker[0].state() == StreamTracker::State::kFrames);
   // Every message reported is a real one, the last included, and only those of the cut chunk
@@ -213,7 +213,7 @@ TEST_CASE("zmtp: a lost chunk is passed at the next message start the sender pro
   chunks.erase(chunks.begin() + static_cast<std::ptrdiff_t>(victim));
   const Run r = run_with_sender_starts(chunks, whole.messages[0]);
   CHECK(r.tracker[0].counters().sync_losses == 1);
-  CHECK(r.tracker[0].counters().resyncs_at_sender_start == 1);
+  CHECK(r.tracker[0].counters().resyncs_at_proven_start == 1);
   check_real_messages(r.messages[0], whole.messages[0]);
   CHECK(same(r.messages[0].back(), whole.messages[0].back()));
   // No message that had a byte in the lost chunk is reported.
