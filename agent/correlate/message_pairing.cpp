@@ -41,8 +41,11 @@ struct MessagePairing::State {
     std::uint64_t resyncs_at_proven_start = 0;   // already added to the totals
     bool framing_counted = false, unparsed_counted = false;
     // Either end of a direction that this agent follows at both ends, out of sync, resumes at a
-    // message start the other end's parse proves (zmtp::MessageStarts): the other end records its
-    // starts from then on (`starts_wanted`), until it has.
+    // message start the other end's parse proved (zmtp::MessageStarts). Every stream keeps one
+    // start per call it parsed, the latest (a burst of lost records often leaves both ends out of
+    // sync, and the sender's starts from before its own loss are what its receiver needs); while
+    // the other end waits for one (`starts_wanted`), every start, and the oldest, which the other
+    // end reaches however far behind it is: it forgets those it has read past.
     zmtp::MessageStarts starts;
     bool starts_wanted = false;
     // A sending stream out of sync holds its chunks (in order, at most kMaxHeldChunks, at most
@@ -122,9 +125,12 @@ struct MessagePairing::State {
     ZmtpStream* sender = other == zmtp_streams.end() ? nullptr : &other->second;
     if (sender && resuming) sender->starts_wanted = true;
     feed_zmtp(key, stream, h, chunk.prefix, sender && resuming ? &sender->starts : nullptr, clock, out, info);
-    if (sender && resuming && !out_of_sync(stream)) {
-      sender->starts_wanted = false;
-      sender->starts.clear();
+    if (sender && resuming) {
+      if (out_of_sync(stream)) {
+        sender->starts.forget_before(h.seq + h.bytes);  // room for the starts still ahead of it
+      } else {
+        sender->starts_wanted = false;
+      }
     }
     if (sender && !sender->held.empty()) release_held(other->first, *sender, &stream, clock, out, info);
   }
@@ -163,11 +169,11 @@ struct MessagePairing::State {
       sender.held.pop_front();
       feed_zmtp(key, sender, chunk.half, chunk.prefix, waiting && receiver ? &receiver->starts : nullptr, clock, out,
                 info);
+      if (receiver && out_of_sync(sender)) receiver->starts.forget_before(chunk.half.seq + chunk.half.bytes);
     }
     if (sender.held.empty()) --holding_senders;
     if (receiver && sender.held.empty() && !out_of_sync(sender)) {
       receiver->starts_wanted = false;
-      receiver->starts.clear();
     }
   }
 
@@ -190,8 +196,11 @@ struct MessagePairing::State {
     stream.sync_losses = c.sync_losses;
     stream.invalid = c.invalid;
     stream.resyncs_at_proven_start = c.resyncs_at_proven_start;
-    if (stream.starts_wanted)
-      for (const auto& m : messages) stream.starts.record(m.seq);
+    if (stream.starts_wanted) {
+      for (const auto& m : messages) stream.starts.record(m.seq, true);
+    } else if (!messages.empty()) {
+      stream.starts.record(messages.front().seq);
+    }
     count_stream_facts(key, stream);
     for (const auto& m : messages) {
       // The sender's stamp is the call that wrote its first byte; the receiver's, the call that

@@ -68,9 +68,16 @@ bool StreamTracker::is_command(std::uint8_t flags) const {
   return framing_ == Framing::kZmtp3 && (flags & kFlagCommand) != 0;
 }
 
-void MessageStarts::record(std::uint32_t seq) {
-  if (starts_.size() == kCapacity) starts_.pop_front();
+void MessageStarts::record(std::uint32_t seq, bool keep_oldest) {
+  if (starts_.size() == kCapacity) {
+    if (keep_oldest) return;
+    starts_.pop_front();
+  }
   starts_.push_back(seq);
+}
+
+void MessageStarts::forget_before(std::uint32_t seq) {
+  while (!starts_.empty() && static_cast<std::int32_t>(starts_.front() - seq) < 0) starts_.pop_front();
 }
 
 std::optional<std::uint32_t> MessageStarts::first_in(std::uint32_t seq, std::uint32_t length) const {

@@ -112,17 +112,19 @@ struct Counters {
   std::uint64_t unparsed_bytes = 0;           // bytes of such a stream, all of them
 };
 
-// Where messages of one direction began, as one end's parse (in sync) found them: the most recent
+// Where messages of one direction began, as one end's parse (in sync) found them: at most
 // kCapacity starts, in stream order. The other end of the same direction, out of sync, resumes at
 // one of them when a chunk of its holds it: a boundary proven on the same bytes, never a guess.
-// Kept only while the other end wants them (MessagePairing).
 class MessageStarts {
  public:
-  static constexpr std::size_t kCapacity = 1024;
-  void record(std::uint32_t seq);
+  static constexpr std::size_t kCapacity = 256;
+  // When full, the oldest start goes, or with keep_oldest the new one is not kept.
+  void record(std::uint32_t seq, bool keep_oldest = false);
   // The first start at or after `seq` and before seq + length (sequence numbers wrap), if any.
   std::optional<std::uint32_t> first_in(std::uint32_t seq, std::uint32_t length) const;
   void clear() { starts_.clear(); }
+  // Drops the starts before `seq`: the end waiting for one has read past them.
+  void forget_before(std::uint32_t seq);
   std::size_t size() const { return starts_.size(); }
 
  private:

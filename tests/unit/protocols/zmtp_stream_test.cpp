@@ -224,7 +224,7 @@ TEST_CASE("zmtp: a lost chunk is passed at the next message start the sender pro
   }
 }
 
-TEST_CASE("zmtp: message starts keep the latest, in order, and are found across a wrap") {
+TEST_CASE("zmtp: message starts keep the latest (or the oldest), and are found across a wrap") {
   zmtp::MessageStarts starts;
   for (std::uint32_t i = 0; i < zmtp::MessageStarts::kCapacity + 10; ++i) starts.record(0xFFFFF000u + i * 16);
   CHECK(starts.size() == zmtp::MessageStarts::kCapacity);
@@ -233,6 +233,16 @@ TEST_CASE("zmtp: message starts keep the latest, in order, and are found across 
   CHECK(starts.first_in(0xFFFFF000u + 16 * 10 - 3, 4) == 0xFFFFF000u + 16 * 10);
   // 0xFFFFF000 + 256 * 16 wraps to 0: found from a chunk that starts before the wrap.
   CHECK(starts.first_in(0xFFFFFFF8u, 100) == 0u);
+  // Keeping the oldest: a full list takes no newer start.
+  starts.record(0x5000u, true);
+  CHECK_FALSE(starts.first_in(0x5000u, 1).has_value());
+  CHECK(starts.first_in(0xFFFFF000u + 16 * 10, 1).has_value());
+  // Forgetting what a reader has passed, across the wrap, makes room again.
+  starts.forget_before(0x10u);
+  CHECK(starts.size() == 266 - 257);  // the starts at 0x10 .. 0x90 stay
+  CHECK_FALSE(starts.first_in(0xFFFFFFF0u, 0x10).has_value());
+  starts.record(0x5000u, true);
+  CHECK(starts.first_in(0x5000u, 1) == 0x5000u);
 }
 
 TEST_CASE("zmtp: a connection first seen mid-stream is unparsed, never guessed") {
