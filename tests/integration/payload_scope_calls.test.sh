@@ -68,9 +68,11 @@ run_client() {
   start_agent "$@" --only-domains --payload-bytes 256
   grep -q "(variant $SKEWSCOPE_FORCE_VARIANT)" "$WORK/agent.log" || fail "not the $SKEWSCOPE_FORCE_VARIANT variant: $(head -1 "$WORK/agent.log")"
   port=$((port + 1))
-  in_host 2 python3 "$WORK/sink.py" $B $port >"$WORK/sink.out" &
+  # A file per sink: the redirection happens in the child, after which the wait below could
+  # otherwise still read the previous sink's "ready".
+  in_host 2 python3 "$WORK/sink.py" $B $port >"$WORK/sink.$port" &
   local sink=$!
-  wait_until 10 grep -q ready "$WORK/sink.out" || fail "the sink did not start"
+  wait_until 10 grep -q ready "$WORK/sink.$port" || fail "the sink did not start"
   # nsenter, not ip netns exec: that remounts /sys, where the child finds its cgroup.
   in_cgroup "$CG/inside" nsenter --net="$(netns_path 1)" python3 "$WORK/client.py" $B $port "$CG/elsewhere" 10 7 5 ||
     fail "the client failed"
