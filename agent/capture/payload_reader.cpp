@@ -80,9 +80,8 @@ void PayloadRingReader::wait(std::chrono::milliseconds timeout) {
 PayloadCounters PayloadRingReader::counters() const {
   PayloadCounters c;
   c.malformed_records = malformed_.load(std::memory_order_relaxed);
-  PerCpuCounters counters(counters_fd_);
-  if (!counters.usable()) return c;
-  auto sum = [&](std::uint32_t slot) { return counters.sum(slot); };
+  const std::vector<std::uint64_t> slots = PerCpuCounters(counters_fd_, SKEWSCOPE_PCNT__COUNT).sums();
+  auto sum = [&](std::uint32_t slot) { return slots[slot]; };
   c.emitted = sum(SKEWSCOPE_PCNT_EMITTED);
   c.truncated = sum(SKEWSCOPE_PCNT_TRUNCATED);
   c.ringbuf_full = sum(SKEWSCOPE_PCNT_RINGBUF_FULL);

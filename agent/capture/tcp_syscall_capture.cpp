@@ -228,24 +228,9 @@ SourceCounters TcpSyscallCapture::counters() const {
 
 std::array<std::uint64_t, SKEWSCOPE_CNT__COUNT> TcpSyscallCapture::read_counter_slots() const {
   std::array<std::uint64_t, SKEWSCOPE_CNT__COUNT> sums{};
-  const int cpus = libbpf_num_possible_cpus();
-  if (cpus <= 0) return sums;
-  const int fd = bpf_map__fd(skel_->maps.counters);
-  // Every slot in one system call (a per-CPU array's batch holds each key's value for every CPU,
-  // one after the other); one lookup per slot where batch operations are missing.
-  std::array<std::uint32_t, SKEWSCOPE_CNT__COUNT> keys{};
-  counter_values_.resize(static_cast<std::size_t>(cpus) * SKEWSCOPE_CNT__COUNT);
-  __u32 count = SKEWSCOPE_CNT__COUNT, out_batch = 0;
-  if (bpf_map_lookup_batch(fd, nullptr, &out_batch, keys.data(), counter_values_.data(), &count, nullptr) == 0 ||
-      (errno == ENOENT && count == SKEWSCOPE_CNT__COUNT)) {
-    for (std::uint32_t i = 0; i < count; ++i) {
-      if (keys[i] >= SKEWSCOPE_CNT__COUNT) continue;
-      for (int cpu = 0; cpu < cpus; ++cpu) sums[keys[i]] += counter_values_[i * static_cast<std::size_t>(cpus) + cpu];
-    }
-    return sums;
-  }
-  PerCpuCounters counters(fd);
-  for (std::uint32_t slot = 0; slot < SKEWSCOPE_CNT__COUNT; ++slot) sums[slot] = counters.sum(slot);
+  const std::vector<std::uint64_t> read =
+      PerCpuCounters(bpf_map__fd(skel_->maps.counters), SKEWSCOPE_CNT__COUNT).sums();
+  std::copy(read.begin(), read.end(), sums.begin());
   return sums;
 }
 

@@ -90,7 +90,6 @@ class TcpSyscallCapture final : public EventSource {
   // counters() runs on every capture pass (50 a second when idle): what it can reuse between
   // calls, behind its own lock because it may be called from any thread.
   mutable std::mutex counters_mutex_;
-  mutable std::vector<std::uint64_t> counter_values_;  // one batch: every slot x every CPU
   mutable std::vector<LossOrigin> origins_;            // lost_by_origin as last read
   mutable std::uint64_t losses_seen_ = 0;              // ringbuf_full + inflight_full, last call
   mutable bool moved_before_ = false;                  // ... and whether it had moved then

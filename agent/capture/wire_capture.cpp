@@ -163,9 +163,8 @@ bool WireCapture::poll(std::vector<skewscope_wire_event>& out, std::chrono::mill
 WireCounters WireCapture::counters() const {
   WireCounters c;
   c.malformed_records = malformed_.load(std::memory_order_relaxed);
-  PerCpuCounters counters(programs_.counters_fd());
-  if (!counters.usable()) return c;
-  auto sum = [&](std::uint32_t slot) { return counters.sum(slot); };
+  const std::vector<std::uint64_t> slots = PerCpuCounters(programs_.counters_fd(), SKEWSCOPE_WIRE_CNT__COUNT).sums();
+  auto sum = [&](std::uint32_t slot) { return slots[slot]; };
   c.emitted = sum(SKEWSCOPE_WIRE_CNT_EMITTED);
   c.ringbuf_full = sum(SKEWSCOPE_WIRE_CNT_RINGBUF_FULL);
   c.rx_skb_stamped = sum(SKEWSCOPE_WIRE_CNT_RX_SKB_STAMPED);

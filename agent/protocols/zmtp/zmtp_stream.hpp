@@ -155,6 +155,9 @@ class StreamTracker {
   // decides whether a 3.x greeting of this direction is cut to 2.0. Call it before each feed
   // once known; a later, different value is ignored (a greeting is sent once).
   void learn_peer_revision(std::uint8_t revision);
+  // Whether learn_peer_revision can still matter: once the framing is decided (or the peer's
+  // version known) it cannot, and a caller may skip finding the other direction.
+  bool wants_peer_revision() const { return framing_ == Framing::kUndecided && !peer_revision_; }
 
   State state() const { return state_; }
   // Sequence number of the byte after the last chunk fed.
