@@ -90,9 +90,9 @@ class TcpSyscallCapture final : public EventSource {
   // counters() runs on every capture pass (50 a second when idle): what it can reuse between
   // calls, behind its own lock because it may be called from any thread.
   mutable std::mutex counters_mutex_;
-  mutable std::vector<LossOrigin> origins_;            // lost_by_origin as last read
-  mutable std::uint64_t losses_seen_ = 0;              // ringbuf_full + inflight_full, last call
-  mutable bool moved_before_ = false;                  // ... and whether it had moved then
+  mutable std::vector<LossOrigin> origins_;  // lost_by_origin as last read
+  mutable std::uint64_t losses_seen_ = 0;    // ringbuf_full + inflight_full, last call
+  mutable bool moved_before_ = false;        // ... and whether it had moved then
   mutable std::chrono::steady_clock::time_point origins_read_at_{};
 };
 
