@@ -138,7 +138,7 @@ static __always_inline void sock_payload(struct task_struct *task, struct sock *
 	 * sendmsg/recvmsg: as the syscall families arm it. */
 	struct payload_arm arm = {
 		.buf = SYS_ARG(regs, 1), .len = SYS_ARG(regs, 2), .shape = shape, .protocol = (__u8)proto};
-	payload_emit(&arm, sk, who, kind, ts_ns, seq, ret);
+	payload_emit(&arm, sk, who, kind, ts_ns, seq, ret, 1);
 }
 
 /* tcp_sendmsg_locked(sk, msg, skb, size_goal): always a TCP socket. */

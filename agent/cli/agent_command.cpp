@@ -79,7 +79,8 @@ void add_agent_options(CLI::App& c, AgentOptions& o) {
              "run the exchange without keys: anyone who can write to the topic can speak for the agents");
   c.add_option("--payload-bytes", o.payload_bytes,
                "copy up to N bytes of each send/receive on Kafka and ZMTP sockets for message-level spans "
-               "(0: off, at most 8192)")
+               "(0: off, at most 524288; a call beyond 8192 is copied in records of 8192, by the socket-layer "
+               "variant only: the syscall variants copy 8192 at most)")
       ->capture_default_str();
   c.add_option("--payload-port", o.payload_ports,
                "kafka=PORT or zmtp=PORT: sockets on this port are that protocol; repeatable");

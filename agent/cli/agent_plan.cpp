@@ -24,8 +24,8 @@ std::string machine_hostname() {
 }
 
 Status plan_payload(const AgentOptions& o, AgentPlan& plan) {
-  if (o.payload_bytes > SKEWSCOPE_PAYLOAD_MAX)
-    return Status::fail("--payload-bytes must be from 0 (off) to " + std::to_string(SKEWSCOPE_PAYLOAD_MAX));
+  if (o.payload_bytes > SKEWSCOPE_PAYLOAD_CALL_MAX)
+    return Status::fail("--payload-bytes must be from 0 (off) to " + std::to_string(SKEWSCOPE_PAYLOAD_CALL_MAX));
   plan.payload.max_bytes = o.payload_bytes;
   auto detect = parse_payload_detect(o.payload_detect);
   if (!detect) return Status::fail("--payload-detect: " + detect.error);

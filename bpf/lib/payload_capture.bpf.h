@@ -30,7 +30,9 @@
 
 #define SKEWSCOPE_MAP_LRU_HASH 9 /* BPF_MAP_TYPE_LRU_HASH */
 
-/* --payload-bytes: how many bytes of each call to copy (<= SKEWSCOPE_PAYLOAD_MAX); 0 = off. */
+/* --payload-bytes: how many bytes of each call to copy (<= SKEWSCOPE_PAYLOAD_CALL_MAX with the
+ * socket-layer family, in records of SKEWSCOPE_PAYLOAD_MAX; the syscall families copy at most one
+ * record's worth); 0 = off. */
 const volatile __u32 payload_max = 0;
 /* 0: only operator-named ports are captured (--payload-detect ports). */
 const volatile __u8 payload_detect = 1;
@@ -107,9 +109,31 @@ struct {
 	__type(value, struct payload_arm);
 } payload_armed SEC(".maps");
 
+/* Where a copy in windows stands in the call's buffer (payload_emit with `windows`, below). */
+struct payload_walk {
+	__u64 iov, count; /* iovec array and its segments (0: the BUFFER shape) */
+	__u64 base, left; /* the current segment's next byte, and how many of it are left */
+	__u32 next;	  /* index of the next segment to read */
+	__u32 at;	  /* bytes of the current window copied (into the scratch's data) */
+	__u32 done;	  /* bytes of the call copied */
+	__u32 window;	  /* offset in the call of the current window's first byte */
+	__u32 want;	  /* bytes of the call to copy */
+	__u32 seq;	  /* sequence number of the call's first byte */
+	__u64 ret;	  /* bytes the call moved */
+	__u8 more;	  /* submit a full window and go on (else stop at it: the first window) */
+	__u8 stop;	  /* a read failed, the walk's bound or the ring is full: no more copying */
+	__u8 ring_full;
+};
+
 /* Three times the bound: an iovec walk writes at an offset < MAX a segment whose length the
- * verifier only knows to be < 2 MAX (it is <= MAX - offset in fact). */
+ * verifier only knows to be < 2 MAX (it is <= MAX - offset in fact).
+ * The walk's state lives here, in map memory, not on the stack: bpf_loop's callback is verified
+ * over and over until its states repeat, and values it reloads from the stack keep the exact
+ * ranges of the last pass (they never repeat: "the sequence of 8193 jumps is too complex"), where
+ * values loaded from a map are unknown scalars the masks bound. The record (hdr, then data) is
+ * what a ring buffer record copies. */
 struct payload_scratch {
+	struct payload_walk walk;
 	struct skewscope_payload_event hdr;
 	__u8 data[3 * SKEWSCOPE_PAYLOAD_MAX];
 };
@@ -397,6 +421,136 @@ static __always_inline __u32 payload_copy(struct payload_scratch *s, const struc
 	return off;
 }
 
+/* Windows: a call larger than one record, copied in records of SKEWSCOPE_PAYLOAD_MAX bytes (the
+ * socket-layer family only, see payload_emit). The walk over the call's buffer (the buffer itself,
+ * or its iovec array read one segment at a time) is one bpf_loop (5.17+; every kernel with the
+ * socket-layer tracepoints has it): open-coded, a walk of hundreds of segments and windows was
+ * more than the verifier's budget of a million instructions, where bpf_loop's callback is
+ * verified once. A Kafka produce request from librdkafka is two segments per record (its header,
+ * its value); a fetch response, hundreds of KiB in one. */
+
+/* Submits the scratch's current window as a record: the call's bytes from the window's first on
+ * (all that is left of the call when it is the last window, else the window's own size). */
+static __always_inline int payload_submit_window(struct payload_scratch *s, struct payload_walk *w, int last)
+{
+	struct skewscope_payload_event *e = &s->hdr;
+	__u32 got = w->at;
+	barrier_var(got);
+	got = payload_helper_size(got > SKEWSCOPE_PAYLOAD_MAX ? SKEWSCOPE_PAYLOAD_MAX : got);
+	__u64 bytes = last ? w->ret - w->window : SKEWSCOPE_PAYLOAD_MAX;
+	e->seq = w->seq + w->window;
+	e->bytes = bytes > 0xffffffffULL ? 0xffffffffU : (__u32)bytes;
+	e->captured_len = got;
+	/* Silent until an eighth is queued: the reader then wakes at once instead of at its next
+	 * timed pass, which leaves it 7/8 of the ring of slack for a late pass. */
+	__u64 queued = bpf_ringbuf_query(&payloads, BPF_RB_AVAIL_DATA);
+	__u8 wake = queued >= payload_ring_bytes / 8;
+	if (bpf_ringbuf_output(&payloads, &s->hdr, sizeof(s->hdr) + got,
+			       wake ? BPF_RB_FORCE_WAKEUP : BPF_RB_NO_WAKEUP)) {
+		payload_count(SKEWSCOPE_PCNT_RINGBUF_FULL);
+		w->ring_full = 1;
+		return 0;
+	}
+	payload_count(SKEWSCOPE_PCNT_EMITTED);
+	if (wake)
+		payload_count(SKEWSCOPE_PCNT_WAKEUPS);
+	w->window += got;
+	w->at = 0;
+	return 1;
+}
+
+/* One pass of the walk (bpf_loop's callback; 1 stops it): reads one iovec, copies one piece of a
+ * segment into the window, or, with `more`, submits a full window. */
+static long payload_walk_step(__u64 index, void *ctx)
+{
+	__u32 zero = 0;
+	struct payload_scratch *s = bpf_map_lookup_elem(&payload_scratch, &zero);
+	if (!s)
+		return 1;
+	struct payload_walk *w = &s->walk;
+	if (w->done >= w->want || w->stop || w->ring_full)
+		return 1;
+	if (w->at >= SKEWSCOPE_PAYLOAD_MAX) {
+		if (!w->more || !payload_submit_window(s, w, 0))
+			return 1;
+		return 0;
+	}
+	if (!w->left) {
+		if (!w->iov || w->next >= w->count)
+			return 1;
+		if (w->next >= SKEWSCOPE_PAYLOAD_WINDOW_IOV) {
+			payload_count(SKEWSCOPE_PCNT_IOV_TRUNCATED);
+			w->stop = 1;
+			return 1;
+		}
+		struct payload_user_iovec seg;
+		if (bpf_probe_read_user(&seg, sizeof(seg), (const void *)(w->iov + w->next * sizeof(seg)))) {
+			payload_count(SKEWSCOPE_PCNT_READ_FAILED);
+			w->stop = 1;
+			return 1;
+		}
+		w->next++;
+		w->base = seg.base;
+		w->left = seg.len;
+		return 0;
+	}
+	__u32 at = w->at;
+	barrier_var(at);
+	at &= SKEWSCOPE_PAYLOAD_MAX - 1; /* < MAX: the window is not full (checked above) */
+	__u64 room = SKEWSCOPE_PAYLOAD_MAX - at;
+	if (room > w->want - w->done)
+		room = w->want - w->done;
+	/* Masks, not comparisons, bound what the verifier sees: n < 2 MAX, at < MAX. */
+	__u32 n = payload_helper_size(w->left < room ? w->left : room);
+	if (bpf_probe_read_user(&s->data[at], n, (const void *)w->base)) {
+		payload_count(SKEWSCOPE_PCNT_READ_FAILED);
+		w->stop = 1;
+		return 1;
+	}
+	w->at = at + n;
+	w->done += n;
+	w->base += n;
+	w->left -= n;
+	return 0;
+}
+
+/* Walks until the window is full (more = 0) or the call's `want` bytes are copied in windows. */
+static __always_inline void payload_walk_run(struct payload_walk *w, __u8 more)
+{
+	w->more = more;
+	bpf_loop(2 * SKEWSCOPE_PAYLOAD_WINDOW_IOV + 2 * (SKEWSCOPE_PAYLOAD_CALL_MAX / SKEWSCOPE_PAYLOAD_MAX),
+		 payload_walk_step, NULL, 0);
+}
+
+/* Starts the walk of an armed call's buffer: 0, or -1 when its message cannot be read (counted). */
+static __always_inline int payload_walk_start(struct payload_walk *w, const struct payload_arm *arm, long ret,
+					      __u32 want, __u32 seq)
+{
+	__builtin_memset(w, 0, sizeof(*w));
+	w->want = want;
+	w->seq = seq;
+	w->ret = (__u64)ret;
+	if (arm->shape == SKEWSCOPE_SHAPE_BUFFER) {
+		w->base = arm->buf;
+		w->left = (__u64)ret;
+		return 0;
+	}
+	w->iov = arm->buf;
+	w->count = arm->len;
+	if (arm->shape == SKEWSCOPE_SHAPE_MSGHDR) {
+		/* struct user_msghdr on LP64: msg_iov at 16, msg_iovlen at 24 (a user ABI, fixed). */
+		__u64 fields[2];
+		if (bpf_probe_read_user(fields, sizeof(fields), (const void *)(arm->buf + 16))) {
+			payload_count(SKEWSCOPE_PCNT_READ_FAILED);
+			w->stop = 1;
+			return -1;
+		}
+		w->iov = fields[0];
+		w->count = fields[1];
+	}
+	return 0;
+}
+
 /* Where each direction of the connection began. rcv_nxt - bytes_received is the peer's ISN + 1
  * for the whole life of the socket; snd_una - bytes_acked is our ISN + 1 on an accepted socket
  * but our ISN on a connecting one (its SYN's acknowledgement counts in bytes_acked). Flavoured so
@@ -431,18 +585,31 @@ static __always_inline void payload_read_tuple(struct sock *sk, struct skewscope
 }
 
 /* After a followed call moved `ret` (> 0) bytes: copies them (decides an undecided socket from
- * them) and submits one payload record stamped `ts_ns`, the half's own stamp. */
+ * them) and submits them stamped `ts_ns`, the half's own stamp: one record; with `windows` (a
+ * compile-time constant per call site: the socket-layer family, whose kernels have bpf_loop), one
+ * per window of a call larger than a record, up to --payload-bytes. */
 static __always_inline void payload_emit(const struct payload_arm *arm, struct sock *sk,
 					 struct payload_caller who, __u8 kind, __u64 ts_ns, __u32 seq,
-					 long ret)
+					 long ret, const int windows)
 {
 	__u32 zero = 0;
 	struct payload_scratch *s = bpf_map_lookup_elem(&payload_scratch, &zero);
 	if (!s)
 		return;
-	__u32 limit = payload_max > SKEWSCOPE_PAYLOAD_MAX ? SKEWSCOPE_PAYLOAD_MAX : payload_max;
+	__u32 most = windows ? SKEWSCOPE_PAYLOAD_CALL_MAX : SKEWSCOPE_PAYLOAD_MAX;
+	__u32 limit = payload_max > most ? most : payload_max;
 	__u32 want = (__u64)ret < limit ? (__u32)ret : limit;
-	__u32 got = payload_copy(s, arm, want);
+	struct payload_walk *w = &s->walk;
+	/* One buffer within one record (every ZMTP call from libzmq): one read, no walk. */
+	const int walk = windows && (arm->shape != SKEWSCOPE_SHAPE_BUFFER || want > SKEWSCOPE_PAYLOAD_MAX);
+	__u32 got;
+	if (walk) {
+		if (payload_walk_start(w, arm, ret, want, seq) == 0)
+			payload_walk_run(w, 0); /* the first window: it decides the socket */
+		got = w->at;
+	} else {
+		got = payload_copy(s, arm, want);
+	}
 	if (got > SKEWSCOPE_PAYLOAD_MAX)
 		got = SKEWSCOPE_PAYLOAD_MAX;
 	got = payload_helper_size(got); /* also the ring buffer record's size below */
@@ -463,26 +630,24 @@ static __always_inline void payload_emit(const struct payload_arm *arm, struct s
 	e->ts_ns = ts_ns;
 	e->cgroup_id = payload_cgroup_id(who);
 	payload_read_tuple(sk, e, who.typed);
-	e->seq = seq;
-	e->bytes = (__u64)ret > 0xffffffffULL ? 0xffffffffU : (__u32)ret;
-	e->captured_len = got;
-	e->kind = kind;
+	e->kind = kind; /* seq, bytes and captured_len: per record, payload_submit_window */
 	e->protocol = proto;
 	e->pad[0] = e->pad[1] = 0;
-	if (got < (__u64)ret)
-		payload_count(SKEWSCOPE_PCNT_TRUNCATED);
-	/* Silent until an eighth is queued: the reader then wakes at once instead of at its next
-	 * timed pass, which leaves it 7/8 of the ring of slack for a late pass. */
-	__u64 queued = bpf_ringbuf_query(&payloads, BPF_RB_AVAIL_DATA);
-	__u8 wake = queued >= payload_ring_bytes / 8;
-	if (bpf_ringbuf_output(&payloads, s, sizeof(s->hdr) + got,
-			       wake ? BPF_RB_FORCE_WAKEUP : BPF_RB_NO_WAKEUP)) {
-		payload_count(SKEWSCOPE_PCNT_RINGBUF_FULL);
-		return;
+	__u64 copied = got;
+	if (walk) {
+		payload_walk_run(w, 1); /* the call's other windows, if any */
+		if (w->ring_full)
+			return;
+		copied = w->done;
+	} else {
+		w->seq = seq;
+		w->ret = (__u64)ret;
+		w->window = 0;
+		w->at = got;
 	}
-	payload_count(SKEWSCOPE_PCNT_EMITTED);
-	if (wake)
-		payload_count(SKEWSCOPE_PCNT_WAKEUPS);
+	if (copied < (__u64)ret)
+		payload_count(SKEWSCOPE_PCNT_TRUNCATED);
+	payload_submit_window(s, w, 1);
 }
 
 /* At syscall exit of an armed call: copies and submits (payload_emit); a send is stamped at its
@@ -498,7 +663,7 @@ static __always_inline void payload_on_exit(__u64 id, struct sock *sk, __u8 kind
 	if (ret <= 0)
 		return;
 	payload_emit(&arm, sk, payload_helper_caller(), kind,
-		     kind == SKEWSCOPE_HALF_SEND ? entry_ns : bpf_ktime_get_ns(), seq, ret);
+		     kind == SKEWSCOPE_HALF_SEND ? entry_ns : bpf_ktime_get_ns(), seq, ret, 0);
 }
 
 /* The calling thread exits: its armed call, if any, can never complete. */

@@ -38,6 +38,9 @@ grep -q -- "--estimate-interval must be from 100ms to 10s" "$WORK/err" || fail "
 expect_exit 2 "$SKEWSCOPE" agent --estimate-interval soon
 grep -q "malformed duration 'soon'" "$WORK/err" || fail "agent --estimate-interval soon: $(cat "$WORK/err")"
 ok "agent: exit 2 on an estimate interval out of range or malformed"
+expect_exit 2 "$SKEWSCOPE" agent --payload-bytes 524289
+grep -q -- "--payload-bytes must be from 0 (off) to 524288" "$WORK/err" || fail "agent --payload-bytes 524289: $(cat "$WORK/err")"
+ok "agent: exit 2 on --payload-bytes beyond 512 KiB"
 
 # --- doctor
 expect_exit 0 "$SKEWSCOPE" doctor

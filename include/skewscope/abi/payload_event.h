@@ -17,6 +17,14 @@
  * BPF copy masks offsets and lengths with (SKEWSCOPE_PAYLOAD_MAX - 1). A power of two, and as
  * large as libzmq's I/O batch (8192), so a write of many coalesced ZeroMQ messages is copied whole. */
 #define SKEWSCOPE_PAYLOAD_MAX 8192
+/* Hard upper bound of --payload-bytes with the socket-layer family: a call larger than
+ * SKEWSCOPE_PAYLOAD_MAX is copied in records of SKEWSCOPE_PAYLOAD_MAX bytes (the windows of one
+ * call: consecutive sequence numbers, the call's stamp), up to this many bytes. The syscall
+ * families copy one record's worth. A multiple of SKEWSCOPE_PAYLOAD_MAX. */
+#define SKEWSCOPE_PAYLOAD_CALL_MAX (64 * SKEWSCOPE_PAYLOAD_MAX)
+/* iovec segments the windowed copy walks per call (a Kafka produce request from librdkafka is two
+ * per record: its header, its value); more are counted as truncated. */
+#define SKEWSCOPE_PAYLOAD_WINDOW_IOV 1024
 /* iovec segments walked per writev/readv/sendmsg/recvmsg; more are counted as truncated. */
 #define SKEWSCOPE_PAYLOAD_MAX_IOV 16
 /* Declared domains (cgroups and network namespaces) the payload capture can be scoped to. */
@@ -85,7 +93,7 @@ struct skewscope_payload_event {
 	__u16 local_port;
 	__u16 remote_port;
 	__u32 seq;   /* TCP sequence number of the first byte moved */
-	__u32 bytes; /* bytes moved by the call */
+	__u32 bytes; /* bytes the call moved from seq on (a window that is not its call's last: its own size) */
 	__u32 netns_ino;
 	__u32 captured_len; /* bytes that follow: min(bytes, payload limit), less if a read failed */
 	__u8 kind;	    /* enum skewscope_half_kind */
