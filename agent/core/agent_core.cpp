@@ -122,9 +122,7 @@ void AgentCore::ingest_payloads(const std::vector<PayloadRecord>& batch) {
   spans_.clear();
   span_info_.clear();
   payload_->records += batch.size();
-  auto clock = [this](DomainId domain, std::int64_t capture_ns) {
-    return simulated_.apply(domain, capture_ns, clock_mapping_.to_realtime(capture_ns));
-  };
+  const MessagePairing::ToDomainClock clock = message_clock();
   for (const auto& record : batch) {
     DecodedPayload decoded = decode_payload(record);
     if (!decoded) {
@@ -157,11 +155,22 @@ void AgentCore::observe_payload_source(const PayloadCounters& counters) {
   if (payload_) payload_->source = counters;
 }
 
+MessagePairing::ToDomainClock AgentCore::message_clock() {
+  return [this](DomainId domain, std::int64_t capture_ns) {
+    return simulated_.apply(domain, capture_ns, clock_mapping_.to_realtime(capture_ns));
+  };
+}
+
 void AgentCore::tick(std::int64_t now_ns) {
   correlator_.expire(now_ns, &unpaired_);
   count_unpaired(now_ns);
   if (messages_) {
-    messages_->expire(now_ns);
+    // Messages of chunks a ZMTP stream held past their bound may complete spans here.
+    spans_.clear();
+    span_info_.clear();
+    messages_->expire(now_ns, message_clock(), spans_, span_info_);
+    if (!spans_.empty()) record_spans(&span_info_);
+    spans_.clear();
     ship_kafka_halves();  // fetched halves whose grace ended (exchange)
   }
   rdma_.expire(now_ns);

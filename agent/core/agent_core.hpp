@@ -178,6 +178,8 @@ class AgentCore {
   std::vector<Span> spans_;
   RecentRing<RecentSpan> recent_{kRecentSpans};
   void record_spans(const std::vector<MessageSpanInfo>* info);
+  // Capture time -> a domain's clock (what the payload's message spans are stamped in).
+  MessagePairing::ToDomainClock message_clock();
   std::vector<FlowKey> span_flows_;  // ingest(): the flow of each span of spans_, for record_spans
   static RecentSpan recent_message_span(const Span& span, const MessageSpanInfo& info);
   std::optional<MessagePairing> messages_;

@@ -112,10 +112,10 @@ struct MessagePairing::State {
           other->second.starts_wanted = true;
           if (stream.held.empty()) ++holding_senders;
           stream.held.push_back({h, std::vector<std::uint8_t>(chunk.prefix.begin(), chunk.prefix.end())});
-          release_held(key, stream, &other->second, clock, out, info);
+          release_held(key, stream, &other->second, clock, out, info, h.capture_ns);
           return;
         }
-        release_held(key, stream, nullptr, clock, out, info);  // its receiver went: none waits now
+        release_held(key, stream, nullptr, clock, out, info, h.capture_ns);  // its receiver went: none waits now
       }
       feed_zmtp(key, stream, h, chunk.prefix, nullptr, clock, out, info);
       return;
@@ -132,7 +132,7 @@ struct MessagePairing::State {
         sender->starts_wanted = false;
       }
     }
-    if (sender && !sender->held.empty()) release_held(other->first, *sender, &stream, clock, out, info);
+    if (sender && !sender->held.empty()) release_held(other->first, *sender, &stream, clock, out, info, h.capture_ns);
   }
 
   static bool out_of_sync(const ZmtpStream& s) { return s.tracker.state() == zmtp::StreamTracker::State::kOutOfSync; }
@@ -153,17 +153,18 @@ struct MessagePairing::State {
 
   // Feeds a sending stream's held chunks, oldest first: each once its receiver (null: none any
   // more) has parsed past it, with the receiver's message starts while the sender is out of sync;
-  // all of them once the sender is back in sync; the oldest beyond the bounds without proof.
+  // all of them once the sender is back in sync; the oldest beyond the bounds (more than
+  // kMaxHeldChunks, or held longer than kMaxHoldNs by now_ns) without proof.
   void release_held(const StreamKey& key, ZmtpStream& sender, ZmtpStream* receiver, const ToDomainClock& clock,
-                    std::vector<Span>& out, std::vector<MessageSpanInfo>& info) {
+                    std::vector<Span>& out, std::vector<MessageSpanInfo>& info, std::int64_t now_ns) {
     if (sender.held.empty()) return;
     while (!sender.held.empty()) {
       const Half& front = sender.held.front().half;
       const bool waiting = out_of_sync(sender) || gap_before(sender, front);
       const bool parsed = receiver && receiver->tracker.state() == zmtp::StreamTracker::State::kFrames &&
                           static_cast<std::int32_t>(receiver->tracker.next_seq() - (front.seq + front.bytes)) >= 0;
-      const bool overdue =
-          sender.held.size() > kMaxHeldChunks || sender.held.back().half.capture_ns - front.capture_ns > kMaxHoldNs;
+      const std::int64_t newest = std::max(now_ns, sender.held.back().half.capture_ns);
+      const bool overdue = sender.held.size() > kMaxHeldChunks || newest - front.capture_ns > kMaxHoldNs;
       if (waiting && receiver && !parsed && !overdue) break;
       ZmtpStream::HeldChunk chunk = std::move(sender.held.front());
       sender.held.pop_front();
@@ -323,7 +324,18 @@ struct MessagePairing::State {
     }
   }
 
-  void expire(std::int64_t now_ns) {
+  void expire(std::int64_t now_ns, const ToDomainClock& clock, std::vector<Span>& out,
+              std::vector<MessageSpanInfo>& info) {
+    // A sending stream out of sync whose chunks wait for a receiver that has gone quiet: past
+    // kMaxHoldNs they go on unproven, as they would at the next chunk, before the stream may be
+    // dropped as idle with them.
+    if (holding_senders > 0) {
+      for (auto& [key, stream] : zmtp_streams) {
+        if (stream.held.empty() || now_ns - stream.held.front().half.capture_ns <= kMaxHoldNs) continue;
+        const auto other = other_end(key);
+        release_held(key, stream, other == zmtp_streams.end() ? nullptr : &other->second, clock, out, info, now_ns);
+      }
+    }
     const std::int64_t cutoff = now_ns - limits.max_age_ns;
     zmtp.expire(cutoff);
     ship_overdue(now_ns);
@@ -331,7 +343,8 @@ struct MessagePairing::State {
     const std::int64_t idle = now_ns - limits.idle_stream_ns;
     std::erase_if(zmtp_streams, [&](const auto& s) {
       if (s.second.last_seen_ns >= idle) return false;
-      // Chunks still held are of a stream out of sync, a loss already counted.
+      // Held chunks went on at kMaxHoldNs (above), long before a stream is idle: none are left
+      // here unless the limits say otherwise.
       if (!s.second.held.empty()) --holding_senders;
       auto& index = s.first.kind == HalfKind::send ? zmtp_senders : zmtp_receivers;
       const auto entry = index.find(s.first.flow);
@@ -358,7 +371,10 @@ void MessagePairing::add(const PayloadChunk& chunk, const ToDomainClock& clock, 
   }
 }
 
-void MessagePairing::expire(std::int64_t now_ns) { state_->expire(now_ns); }
+void MessagePairing::expire(std::int64_t now_ns, const ToDomainClock& clock, std::vector<Span>& out,
+                            std::vector<MessageSpanInfo>& info) {
+  state_->expire(now_ns, clock, out, info);
+}
 MessagePairingCounters MessagePairing::counters() const {
   MessagePairingCounters c = state_->counters;
   const ZmtpMatchCounters& z = state_->zmtp.counters();

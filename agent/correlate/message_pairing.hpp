@@ -110,8 +110,10 @@ class MessagePairing {
   // for each, its info to `info` (same index).
   void add(const PayloadChunk& chunk, const ToDomainClock& clock, std::vector<Span>& out,
            std::vector<MessageSpanInfo>& info);
-  // Ages pending halves and idle streams at true time now_ns (CLOCK_MONOTONIC).
-  void expire(std::int64_t now_ns);
+  // Ages pending halves and idle streams at true time now_ns (CLOCK_MONOTONIC). Chunks a stream
+  // held past their bound go on first: spans they complete are appended as by add().
+  void expire(std::int64_t now_ns, const ToDomainClock& clock, std::vector<Span>& out,
+              std::vector<MessageSpanInfo>& info);
 
   MessagePairingCounters counters() const;
 

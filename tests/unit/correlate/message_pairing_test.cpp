@@ -84,6 +84,10 @@ struct Run {
     pairing.add(
         *d, [](DomainId, std::int64_t ns) { return ns; }, spans, info);
   }
+  void expire(std::int64_t now_ns) {
+    pairing.expire(
+        now_ns, [](DomainId, std::int64_t ns) { return ns; }, spans, info);
+  }
 };
 
 }  // namespace
@@ -121,7 +125,7 @@ TEST_CASE("zmtp: a message whose header is beyond the captured prefix is lost an
   run.feed(records(stream, {1000}, SKEWSCOPE_HALF_RECV, 2'000'000), 2);
   CHECK(run.spans.size() < 200);
   CHECK(run.pairing.counters().parser_sync_losses > 0);
-  run.pairing.expire(1'000'000'000'000);
+  run.expire(1'000'000'000'000);
   CHECK(run.pairing.counters().unpaired_recvs > 0);
   CHECK(run.pairing.pending() == 0);
 }
@@ -201,7 +205,7 @@ TEST_CASE("zmtp: a receiver that lost a chunk resumes at a message start its loc
   recvs.erase(recvs.begin() + 4);  // one read's record lost (a full payload ring)
   Run run;
   run.feed_in_stamp_order(sends, recvs);
-  const auto& c = run.pairing.counters();
+  auto c = run.pairing.counters();  // a copy: read again after each expire
   CHECK(c.parser_sync_losses == 1);
   CHECK(c.parser_resyncs_from_other_end == 1);
   // Lost: the 150 messages with a byte in the lost read, and those before the next start the
@@ -209,7 +213,8 @@ TEST_CASE("zmtp: a receiver that lost a chunk resumes at a message start its loc
   CHECK(run.spans.size() < 2000);
   CHECK(run.spans.size() >= 2000 - 150 - 100 - 1);
   for (const auto& s : run.spans) CHECK(s.span_ns() > 0);
-  run.pairing.expire(1'000'000'000'000);
+  run.expire(1'000'000'000'000);
+  c = run.pairing.counters();
   CHECK(c.unpaired_recvs == 0);  // the receiver reported no message its sender did not send
   CHECK(c.unpaired_sends == 2000 - run.spans.size());
 }
@@ -232,7 +237,7 @@ TEST_CASE("zmtp: a sender that lost a chunk holds its calls until its local rece
   sends.erase(sends.begin() + 4);  // one write's record lost: bytes 4 000 to 5 000
   Run run;
   run.feed_in_stamp_order(sends, recvs);
-  const auto& c = run.pairing.counters();
+  auto c = run.pairing.counters();  // a copy: read again after each expire
   CHECK(c.parser_sync_losses == 1);
   CHECK(c.parser_resyncs_from_other_end == 1);
   // Lost: the 100 messages with a byte in the lost write, and the one the next write ends.
@@ -241,9 +246,39 @@ TEST_CASE("zmtp: a sender that lost a chunk holds its calls until its local rece
   CAPTURE(c.zmtp_recv_messages);
   CHECK(run.spans.size() >= 2000 - 100 - 2);
   for (const auto& s : run.spans) CHECK(s.span_ns() > 0);
-  run.pairing.expire(1'000'000'000'000);
+  run.expire(1'000'000'000'000);
+  c = run.pairing.counters();
   CHECK(c.unpaired_sends == 0);  // the sender reported no message its receiver did not get
   CHECK(c.unpaired_recvs == 2000 - run.spans.size());
+}
+
+TEST_CASE("zmtp: a sender holding its calls for a receiver that went quiet lets them go at expiry") {
+  auto stream = zmtp_stream(2000, 8);
+  auto sends = records(stream, {1000}, SKEWSCOPE_HALF_SEND, 1'000'000);
+  auto recvs = records(stream, {1500}, SKEWSCOPE_HALF_RECV, 1'020'000);
+  sends.erase(sends.begin() + 4);  // one write's record lost: bytes 4 000 to 5 000
+  recvs.resize(3);                 // the receiver reads bytes 0 to 4 500, then nothing
+  Run run;
+  run.feed_in_stamp_order(sends, recvs);
+  auto c = run.pairing.counters();
+  const std::uint64_t before = c.zmtp_send_messages;
+  CHECK(before < 400);  // the writes after the loss wait for a proof that does not come
+  CHECK(c.parser_sync_losses == 0);
+  const std::int64_t last = static_cast<std::int64_t>(sends.back().header.ts_ns);
+  run.expire(last + 500'000'000);  // within the hold: they still wait
+  c = run.pairing.counters();
+  CHECK(c.parser_sync_losses == 0);
+  // Past it they go on unproven, as at the next chunk: the sender, whose writes start mid-message,
+  // loses sync there and says so (held until the stream was dropped as idle, they were lost
+  // uncounted), and reports no message it cannot frame.
+  run.expire(last + 1'500'000'000);
+  c = run.pairing.counters();
+  CHECK(c.parser_sync_losses == 1);
+  CHECK(c.zmtp_send_messages == before);
+  run.expire(1'000'000'000'000);
+  c = run.pairing.counters();
+  CHECK(c.unpaired_sends == c.zmtp_send_messages - run.spans.size());
+  CHECK(c.unpaired_recvs == c.zmtp_recv_messages - run.spans.size());  // the lost write's, read
 }
 
 TEST_CASE("zmtp: both ends out of sync after one burst of lost records recover, receiver first") {
@@ -256,7 +291,7 @@ TEST_CASE("zmtp: both ends out of sync after one burst of lost records recover, 
   recvs.erase(recvs.begin() + 2);
   Run run;
   run.feed_in_stamp_order(sends, recvs);
-  const auto& c = run.pairing.counters();
+  auto c = run.pairing.counters();  // a copy: read again after each expire
   CAPTURE(c.zmtp_send_messages);
   CAPTURE(c.zmtp_recv_messages);
   CHECK(c.parser_sync_losses == 2);
@@ -268,6 +303,7 @@ TEST_CASE("zmtp: both ends out of sync after one burst of lost records recover, 
   CHECK(c.zmtp_recv_messages >= 2000 - 150 - 100);
   CHECK(run.spans.size() >= 2000 - 100 - 150 - 100 - 1);
   for (const auto& s : run.spans) CHECK(s.span_ns() > 0);
-  run.pairing.expire(1'000'000'000'000);
+  run.expire(1'000'000'000'000);
+  c = run.pairing.counters();
   CHECK(c.unpaired_sends + c.unpaired_recvs + run.spans.size() * 2 == c.zmtp_send_messages + c.zmtp_recv_messages);
 }
