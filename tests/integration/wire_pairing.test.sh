@@ -81,7 +81,11 @@ snapshot
 for l in syscall wire_software; do
   note "b at -5ms, $l: a->b $(level a b $l window_negative_spans) of $(level a b $l window_spans) negative," \
     "b->a $(level b a $l window_negative_spans); interval midpoint $(midpoint $l) ± $(half_width $l)"
-  [ "$(level a b $l window_negative_spans)" -ge 1000 ] ||
+  # The window (5 s) holds what the traffic's last seconds sent before the snapshot: ~2 500 spans
+  # on a quiet machine, fewer when load delays the snapshot (844 in one CI run). What must hold is
+  # that a->b is inverted: nearly all of a fair number of them negative.
+  neg=$(level a b $l window_negative_spans) all=$(level a b $l window_spans)
+  [ "$all" -ge 200 ] && [ $((neg * 100)) -ge $((all * 95)) ] ||
     { cat "$WORK/ping.out"; jq -c '[.pairs[] | {src, dst, state, window_spans, levels}]' \
         "$WORK/snap.json"; fail "$l: a->b not inverted with b 5 ms behind"; }
   [ "$(level b a $l window_negative_spans)" -eq 0 ] || fail "$l: b->a inverted with b 5 ms behind"
