@@ -170,7 +170,6 @@ void AgentCore::tick(std::int64_t now_ns) {
     span_info_.clear();
     messages_->expire(now_ns, message_clock(), spans_, span_info_);
     if (!spans_.empty()) record_spans(&span_info_);
-    spans_.clear();
     ship_kafka_halves();  // fetched halves whose grace ended (exchange)
   }
   rdma_.expire(now_ns);
