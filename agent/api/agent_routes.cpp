@@ -64,6 +64,7 @@ void add_analysis_routes(HttpApi& api, SharedCore& shared, bool spans_enabled, S
                               {"dst", core->domains().name(span.dst)},
                               {"transport", transport_name(span.transport)},
                               {"bytes", span.bytes},
+                              {"messages", span.messages},
                               {"span_seconds", static_cast<double>(span.span_ns()) * 1e-9}};
       // A Kafka batch's topic: here only, never a metric label (topics are not bounded).
       if (span.transport == Transport::kafka) entry["topic"] = recent[i].topic;

@@ -1,5 +1,6 @@
 #include "estimate/estimator.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 
@@ -53,26 +54,27 @@ bool at_risk(double offset_ns, double bound_ns, double dt_min_ns, double share) 
 Estimator::Estimator(Config config) : config_(sanitized(config)) {}
 
 void Estimator::observe(const Span& span) {
+  const std::uint64_t times = std::max<std::uint32_t>(span.messages, 1);
   if (span.src == span.dst) {
-    ++counters_.same_domain_spans;
+    counters_.same_domain_spans += times;
     return;
   }
   const std::uint32_t k = key(span.src, span.dst);
   auto it = pairs_.find(k);
   if (it == pairs_.end()) {
     if (pairs_.size() >= config_.max_pairs) {
-      ++counters_.pair_table_full;
+      counters_.pair_table_full += times;
       return;
     }
     const std::int64_t bucket_ns = config_.window_ns / static_cast<std::int64_t>(config_.buckets);
     it = pairs_.emplace(k, PairState(PairWindow(bucket_ns, config_.buckets, config_.samples_per_bucket))).first;
   }
   const int direction = span.src < span.dst ? 0 : 1;
-  if (!it->second.window.add(direction, span.span_ns(), span.capture_ns)) {
-    ++counters_.late_spans;
+  if (!it->second.window.add(direction, span.span_ns(), span.capture_ns, times)) {
+    counters_.late_spans += times;
     return;
   }
-  ++counters_.spans;
+  counters_.spans += times;
 }
 
 PairEstimate Estimator::evaluate_canonical(const PairState& state, DomainId low, DomainId high, std::int64_t now_ns,

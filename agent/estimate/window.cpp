@@ -19,7 +19,7 @@ PairWindow::PairWindow(std::int64_t bucket_ns, std::size_t buckets, std::size_t 
       samples_per_bucket_(samples_per_bucket),
       ring_(std::max<std::size_t>(buckets, 1)) {}
 
-bool PairWindow::add(int direction, std::int64_t span_ns, std::int64_t capture_ns) {
+bool PairWindow::add(int direction, std::int64_t span_ns, std::int64_t capture_ns, std::uint64_t times) {
   const std::int64_t n = static_cast<std::int64_t>(ring_.size());
   std::int64_t idx = memo_.index;
   std::size_t slot = memo_.slot;
@@ -45,14 +45,19 @@ bool PairWindow::add(int direction, std::int64_t span_ns, std::int64_t capture_n
     d.min_span_ns = span_ns;
     d.min_at_ns = capture_ns;
   }
-  ++d.count;
-  if (span_ns < 0) ++d.negative;
-  if (samples_per_bucket_ == 0) return true;
-  if (d.sample.size() < samples_per_bucket_) {
-    d.sample.push_back(span_ns);
-  } else {
-    std::uint64_t j = splitmix64(rng_) % d.count;
-    if (j < samples_per_bucket_) d.sample[j] = span_ns;
+  if (span_ns < 0) d.negative += times;
+  if (samples_per_bucket_ == 0) {
+    d.count += times;
+    return true;
+  }
+  for (std::uint64_t i = 0; i < times; ++i) {
+    ++d.count;
+    if (d.sample.size() < samples_per_bucket_) {
+      d.sample.push_back(span_ns);
+    } else {
+      std::uint64_t j = splitmix64(rng_) % d.count;
+      if (j < samples_per_bucket_) d.sample[j] = span_ns;
+    }
   }
   return true;
 }

@@ -36,7 +36,9 @@ class PairWindow {
 
   // False when capture_ns is older than the window that ends at the newest data seen: such a span
   // can no longer change any estimate, and keeping it would need an unbounded history.
-  bool add(int direction, std::int64_t span_ns, std::int64_t capture_ns);
+  // `times`: the spans this one stands for (Span::messages), all of this value: each counts and
+  // takes its turn in the reservoir, as it would one by one.
+  bool add(int direction, std::int64_t span_ns, std::int64_t capture_ns, std::uint64_t times = 1);
 
   // Buckets inside the window that ends at now_ns, oldest first. Data stamped after now_ns (a
   // caller's clock read slightly behind the capture) is kept rather than silently ignored.

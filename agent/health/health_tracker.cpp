@@ -93,12 +93,13 @@ void HealthTracker::add(const Span& span, std::optional<std::int64_t> clock_boun
     it = pairs_.emplace(key, PairData{PairWindow(bucket_ns_, buckets_for(window_ns_, bucket_ns_)), {}, std::nullopt})
              .first;
   }
-  it->second.histograms.observe(span.span_ns());
+  const std::uint64_t times = std::max<std::uint32_t>(span.messages, 1);
+  it->second.histograms.observe(span.span_ns(), times);
   auto& newest = it->second.newest_capture_ns;
   newest = newest ? std::max(*newest, span.capture_ns) : span.capture_ns;
   // With true delay >= 0, a span of -m means the clocks disagree by at least m.
   const bool unexplained = span.span_ns() < 0 && clock_bound_ns && -span.span_ns() > *clock_bound_ns;
-  it->second.window.add(span.capture_ns, span.span_ns(), unexplained);
+  it->second.window.add(span.capture_ns, span.span_ns(), unexplained, times);
 }
 
 HealthReport HealthTracker::report(std::int64_t now_ns, const std::function<bool(const PairKey&)>& at_risk,

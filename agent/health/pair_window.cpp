@@ -14,10 +14,10 @@ std::int64_t PairWindow::bucket_index(std::int64_t t) const {
   return (t % bucket_ns_ != 0 && t < 0) ? q - 1 : q;
 }
 
-void PairWindow::add(std::int64_t capture_ns, std::int64_t span_ns, bool unexplained) {
-  ++spans_;
-  if (span_ns < 0) ++negative_spans_;
-  if (unexplained) ++unexplained_;
+void PairWindow::add(std::int64_t capture_ns, std::int64_t span_ns, bool unexplained, std::uint64_t times) {
+  spans_ += times;
+  if (span_ns < 0) negative_spans_ += times;
+  if (unexplained) unexplained_ += times;
   std::int64_t index = memo_.index;
   std::size_t slot = memo_.slot;
   if (!memo_.holds(capture_ns)) {
@@ -29,8 +29,8 @@ void PairWindow::add(std::int64_t capture_ns, std::int64_t span_ns, bool unexpla
   Bucket& b = ring_[slot];
   if (b.index > index) return;  // the slot already holds a newer bucket: too late for the window
   if (b.index != index) b = Bucket{index};
-  ++b.spans;
-  if (span_ns < 0) ++b.negative;
+  b.spans += times;
+  if (span_ns < 0) b.negative += times;
   b.min_span_ns = std::min(b.min_span_ns, span_ns);
   b.newest_capture_ns = std::max(b.newest_capture_ns, capture_ns);
 }

@@ -26,7 +26,8 @@ class PairWindow {
   // capture_ns orders spans in true time (CLOCK_MONOTONIC); late spans older than the window
   // still count in the cumulative totals but not in the window.
   // `unexplained`: a negative span larger than the two hosts' declared clock error bounds allow.
-  void add(std::int64_t capture_ns, std::int64_t span_ns, bool unexplained = false);
+  // `times`: the spans this one stands for (Span::messages), all of the same value.
+  void add(std::int64_t capture_ns, std::int64_t span_ns, bool unexplained = false, std::uint64_t times = 1);
   WindowTotals window(std::int64_t now_ns) const;
 
   std::uint64_t spans() const { return spans_; }

@@ -4,12 +4,13 @@
 
 namespace skewscope {
 
-void Histogram::observe(double seconds) {
-  ++count;
-  sum_seconds += seconds;
+void Histogram::observe(double seconds, std::uint64_t times) {
+  count += times;
+  sum_seconds += seconds * static_cast<double>(times);
   // The first bound >= seconds; past the last one the observation is only in count (+Inf).
   const auto bound = std::lower_bound(kSpanBucketsSeconds.begin(), kSpanBucketsSeconds.end(), seconds);
-  if (bound != kSpanBucketsSeconds.end()) ++in_bucket[static_cast<std::size_t>(bound - kSpanBucketsSeconds.begin())];
+  if (bound != kSpanBucketsSeconds.end())
+    in_bucket[static_cast<std::size_t>(bound - kSpanBucketsSeconds.begin())] += times;
 }
 
 std::uint64_t Histogram::le(std::size_t bucket) const {
@@ -24,10 +25,10 @@ void Histogram::merge(const Histogram& other) {
   sum_seconds += other.sum_seconds;
 }
 
-void SpanHistograms::observe(std::int64_t span_ns) {
+void SpanHistograms::observe(std::int64_t span_ns, std::uint64_t times) {
   const double seconds = static_cast<double>(span_ns) * 1e-9;
-  duration.observe(seconds);
-  if (span_ns < 0) negative_magnitude.observe(-seconds);
+  duration.observe(seconds, times);
+  if (span_ns < 0) negative_magnitude.observe(-seconds, times);
 }
 
 void SpanHistograms::merge(const SpanHistograms& other) {

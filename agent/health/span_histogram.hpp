@@ -20,7 +20,7 @@ struct Histogram {
   std::uint64_t count = 0;
   double sum_seconds = 0;
 
-  void observe(double seconds);
+  void observe(double seconds, std::uint64_t times = 1);  // `times` observations of one value
   void merge(const Histogram& other);
   std::uint64_t le(std::size_t bucket) const;  // observations <= kSpanBucketsSeconds[bucket]
 };
@@ -29,7 +29,7 @@ struct SpanHistograms {
   Histogram duration;            // every span, negative ones included
   Histogram negative_magnitude;  // |span| of the negative spans
 
-  void observe(std::int64_t span_ns);
+  void observe(std::int64_t span_ns, std::uint64_t times = 1);
   void merge(const SpanHistograms& other);
 };
 

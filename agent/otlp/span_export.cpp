@@ -93,6 +93,7 @@ void fill_span(pb::Span& out, const ExportSpan& s, std::mt19937_64& ids) {
   add_string(out, "skewscope.state", pair_state_name(s.state));
   add_string(out, "skewscope.timestamp_source", timestamp_source_name(s.span.timestamp_source));
   add_int(out, "skewscope.bytes", s.span.bytes);
+  if (s.span.transport == Transport::zmtp) add_int(out, "skewscope.messages", s.span.messages);
   if (s.offset_ns) add_double(out, "skewscope.offset", *s.offset_ns * 1e-9);
   if (s.bound_ns) add_double(out, "skewscope.offset_bound", *s.bound_ns * 1e-9);
   add_bool(out, "skewscope.corrected", s.corrected.corrected);

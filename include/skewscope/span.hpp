@@ -46,8 +46,12 @@ struct Span {
   std::int64_t send_ns = 0;     // send time, in the sender's domain clock (ns since the Unix epoch)
   std::int64_t recv_ns = 0;     // receive time, in the receiver's domain clock
   std::int64_t capture_ns = 0;  // CLOCK_MONOTONIC of the receive: orders spans and ages windows
-  std::uint32_t bytes = 0;      // bytes of the send
+  std::uint32_t bytes = 0;      // bytes of the send (of all its messages, when messages > 1)
   TimestampSource timestamp_source = TimestampSource::syscall;
+  // How many messages this span stands for: the ZMTP messages that one call wrote and one call
+  // read share both stamps, so they are paired as one span (docs/pairing.md). Every statistic
+  // counts a span `messages` times; 1 for every other transport.
+  std::uint32_t messages = 1;
 
   // Saturated: two timestamps far apart (a hostile simulated offset) must not wrap into a span
   // of the wrong sign. Symmetric (never INT64_MIN) so that callers may negate it.

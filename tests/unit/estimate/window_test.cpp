@@ -31,3 +31,23 @@ TEST_CASE("consecutive spans of one bucket share it; the next second opens the n
   CHECK(w.add(0, 1, 3'000'000'000));
   CHECK_FALSE(w.add(0, 1, 999'999'999));  // the first second left it when the fourth began
 }
+
+TEST_CASE("a span standing for a run of messages is counted and sampled as that many spans") {
+  // The reservoir draws once per message either way, so both windows hold the same sample.
+  PairWindow runs(1'000'000'000, 4, 8), singles(1'000'000'000, 4, 8);
+  std::int64_t value = 100;
+  for (std::uint64_t times : {5u, 1u, 17u, 3u, 40u}) {
+    CHECK(runs.add(0, value, 10, times));
+    for (std::uint64_t i = 0; i < times; ++i) CHECK(singles.add(0, value, 10));
+    value -= 60;  // some of them negative
+  }
+  const auto a = runs.live(10), b = singles.live(10);
+  REQUIRE(a.size() == 1);
+  REQUIRE(b.size() == 1);
+  CHECK(a[0]->dir[0].count == 66);
+  CHECK(a[0]->dir[0].negative == b[0]->dir[0].negative);
+  CHECK(a[0]->dir[0].negative == 17 + 3 + 40);
+  CHECK(a[0]->dir[0].min_span_ns == b[0]->dir[0].min_span_ns);
+  CHECK(a[0]->dir[0].sample == b[0]->dir[0].sample);
+  CHECK(a[0]->dir[0].sample.size() == 8);
+}

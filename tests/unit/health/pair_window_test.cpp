@@ -228,3 +228,36 @@ TEST_CASE("spans at the ends of the time range are filed in their buckets, like 
   low.add(std::numeric_limits<std::int64_t>::min(), 2);
   CHECK(low.window(std::numeric_limits<std::int64_t>::min()).spans == 1);
 }
+
+TEST_CASE("a span standing for a run of messages counts as that many spans, everywhere") {
+  // One tracker given a run of 5 as one span, one given the 5 spans one by one: the same report.
+  HealthTracker runs(30 * kSecond), singles(30 * kSecond);
+  auto span = [](std::int64_t t, std::int64_t value, std::uint32_t messages) {
+    Span s;
+    s.src = 1;
+    s.dst = 2;
+    s.transport = Transport::zmtp;
+    s.capture_ns = t;
+    s.recv_ns = value;
+    s.messages = messages;
+    return s;
+  };
+  runs.add(span(kSecond, 40, 3));
+  runs.add(span(kSecond + 1, -7, 5), std::int64_t{2});
+  for (int i = 0; i < 3; ++i) singles.add(span(kSecond, 40, 1));
+  for (int i = 0; i < 5; ++i) singles.add(span(kSecond + 1, -7, 1), std::int64_t{2});
+  const PairReport a = runs.report(2 * kSecond).pairs.at(0), b = singles.report(2 * kSecond).pairs.at(0);
+  CHECK(a.spans == 8);
+  CHECK(a.negative_spans == 5);
+  CHECK(a.unexplained_negative_spans == 5);
+  CHECK(a.window.spans == 8);
+  CHECK(a.window.negative_spans == 5);
+  CHECK(a.negative_span_ratio == doctest::Approx(5.0 / 8));
+  CHECK(a.histograms.duration.count == 8);
+  CHECK(a.histograms.negative_magnitude.count == 5);
+  CHECK(a.histograms.duration.sum_seconds == doctest::Approx(b.histograms.duration.sum_seconds));
+  CHECK(a.histograms.duration.in_bucket == b.histograms.duration.in_bucket);
+  CHECK(a.histograms.negative_magnitude.in_bucket == b.histograms.negative_magnitude.in_bucket);
+  CHECK(a.spans == b.spans);
+  CHECK(a.window.min_span_ns == b.window.min_span_ns);
+}
