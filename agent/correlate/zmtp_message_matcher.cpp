@@ -5,8 +5,10 @@
 namespace skewscope {
 namespace {
 
-Span make_span(const ZmtpMessageEnd& send, const ZmtpMessageEnd& recv) {
-  Span s;
+// Written in place, field by field: a span built on the stack and then copied was stored in
+// small pieces and read back in 16-byte ones, a store-forwarding stall on every message.
+void append_span(std::vector<Span>& out, const ZmtpMessageEnd& send, const ZmtpMessageEnd& recv) {
+  Span& s = out.emplace_back();
   s.src = send.domain;
   s.dst = recv.domain;
   s.transport = Transport::zmtp;
@@ -14,11 +16,7 @@ Span make_span(const ZmtpMessageEnd& send, const ZmtpMessageEnd& recv) {
   s.recv_ns = recv.time_ns;
   s.capture_ns = recv.age_ns;
   s.bytes = send.bytes;
-  return s;
 }
-
-// Wrapping sequence order: a precedes b (less than half the number space behind it).
-bool seq_before(std::uint32_t a, std::uint32_t b) { return static_cast<std::int32_t>(a - b) < 0; }
 
 }  // namespace
 
@@ -31,14 +29,18 @@ bool ZmtpMessageMatcher::add(HalfKind kind, const FlowKey& flow, std::uint32_t s
   auto& other = send ? queues.recvs : queues.sends;
   // The other side's halves before this message: their own other halves would have come before
   // this one, and did not.
-  while (!other.empty() && seq_before(other.front().seq, seq)) {
+  while (!other.empty() && zmtp_seq_before(other.front_seq(), seq)) {
     ++(send ? counters_.unpaired_recvs : counters_.unpaired_sends);
     other.pop_front();
     --pending_;
   }
   if (!other.empty()) {
-    if (other.front().seq == seq) {
-      out.push_back(send ? make_span(end, other.front().end) : make_span(other.front().end, end));
+    if (other.front_seq() == seq) {
+      if (send) {
+        append_span(out, end, other.front());
+      } else {
+        append_span(out, other.front(), end);
+      }
       ++counters_.pairs;
       other.pop_front();
       --pending_;
@@ -71,7 +73,7 @@ bool ZmtpMessageMatcher::crowd_out_largest(const FlowQueues& mine) {
   // Its older front: the half that waited longest, and the least likely to pair.
   auto& sends = largest_->sends;
   auto& recvs = largest_->recvs;
-  const bool from_sends = recvs.empty() || (!sends.empty() && sends.front().end.age_ns <= recvs.front().end.age_ns);
+  const bool from_sends = recvs.empty() || (!sends.empty() && sends.front_age_ns() <= recvs.front_age_ns());
   (from_sends ? sends : recvs).pop_front();
   --pending_;
   ++counters_.table_full;
@@ -86,22 +88,19 @@ ZmtpMessageMatcher::FlowQueues& ZmtpMessageMatcher::queues_of(const FlowKey& flo
   return *last_queues_;
 }
 
-void ZmtpMessageMatcher::wait(std::deque<Waiting>& mine, std::uint32_t seq, const ZmtpMessageEnd& end) {
-  if (mine.empty() || seq_before(mine.back().seq, seq)) {
-    mine.push_back({seq, end});
+void ZmtpMessageMatcher::wait(ZmtpWaitingSide& mine, std::uint32_t seq, const ZmtpMessageEnd& end) {
+  if (mine.empty() || zmtp_seq_before(mine.back_seq(), seq)) {
+    mine.push_back(seq, end);
     ++pending_;
     return;
   }
-  // Out of stream order (not expected of one socket's calls): kept in order all the same.
-  auto at = std::lower_bound(mine.begin(), mine.end(), seq,
-                             [](const Waiting& w, std::uint32_t s) { return seq_before(w.seq, s); });
-  if (at != mine.end() && at->seq == seq) {
-    at->end = end;  // a second half of the same message replaces the first
+  // Out of stream order (not expected of one socket's calls): kept in order all the same; a
+  // second half of the same message replaces the first.
+  if (mine.insert_in_order(seq, end)) {
+    ++pending_;
+  } else {
     ++counters_.duplicates;
-    return;
   }
-  mine.insert(at, {seq, end});
-  ++pending_;
 }
 
 void ZmtpMessageMatcher::expire(std::int64_t cutoff_ns) {
@@ -109,8 +108,8 @@ void ZmtpMessageMatcher::expire(std::int64_t cutoff_ns) {
   largest_ = nullptr;
   largest_scanned_ = false;
   for (auto it = flows_.begin(); it != flows_.end();) {
-    auto age = [&](std::deque<Waiting>& q, std::uint64_t& unpaired) {
-      while (!q.empty() && q.front().end.age_ns < cutoff_ns) {
+    auto age = [&](ZmtpWaitingSide& q, std::uint64_t& unpaired) {
+      while (!q.empty() && q.front_age_ns() < cutoff_ns) {
         ++unpaired;
         q.pop_front();
         --pending_;

@@ -7,23 +7,15 @@
 #pragma once
 
 #include <cstdint>
-#include <deque>
 #include <unordered_map>
 #include <utility>
 #include <vector>
 
+#include "correlate/zmtp_waiting_side.hpp"
 #include "skewscope/half.hpp"
 #include "skewscope/span.hpp"
 
 namespace skewscope {
-
-// One end of a message as the matcher keeps it.
-struct ZmtpMessageEnd {
-  DomainId domain = 0;
-  std::int64_t age_ns = 0;   // the caller's clock for aging (capture or arrival time)
-  std::int64_t time_ns = 0;  // the domain clock's wall-clock reading: the span's end
-  std::uint32_t bytes = 0;   // the message's size on the wire
-};
 
 struct ZmtpMatchCounters {
   std::uint64_t sends = 0, recvs = 0;  // halves offered
@@ -89,15 +81,11 @@ class ZmtpMessageMatcher {
   const ZmtpMatchCounters& counters() const { return counters_; }
 
  private:
-  struct Waiting {
-    std::uint32_t seq = 0;
-    ZmtpMessageEnd end;
-  };
   struct FlowQueues {
-    std::deque<Waiting> sends, recvs;
+    ZmtpWaitingSide sends, recvs;
   };
   // Stores a half that found nothing to pair with, in sequence order.
-  void wait(std::deque<Waiting>& mine, std::uint32_t seq, const ZmtpMessageEnd& end);
+  void wait(ZmtpWaitingSide& mine, std::uint32_t seq, const ZmtpMessageEnd& end);
 
   FlowQueues& queues_of(const FlowKey& flow);
   // Without room: drops the oldest half of the flow that waits with the most, when that is more

@@ -257,6 +257,15 @@ void StreamTracker::feed_frames(const CapturedChunk& c, std::uint32_t pos, std::
       }
       frame_seq_ = c.seq + pos;
       frame_ts_ = c.ts_ns;
+      // A header wholly in the captured bytes (nearly all of them) is taken at once.
+      const std::uint32_t hsize = header_size(flags);
+      if (captured - pos >= hsize) {
+        std::copy_n(c.prefix.data() + pos, hsize, header_);
+        header_have_ = hsize;
+        pos += hsize;
+        header_complete(c, out);
+        continue;
+      }
     }
     header_[header_have_++] = c.prefix[pos++];
     if (header_have_ == header_size(header_[0])) header_complete(c, out);
@@ -311,7 +320,15 @@ void StreamTracker::frame_complete(std::uint64_t ts_ns, std::vector<Message>& ou
   if (frame_has_more_) return;
   in_message_ = false;
   ++counters_.messages;
-  out.push_back(msg_);
+  // Field by field: msg_ was just written in 8-byte pieces, and a copy of the whole read it back
+  // in 16-byte ones, a store-forwarding stall on every message (a fifth of the parse).
+  Message& m = out.emplace_back();
+  m.seq = msg_.seq;
+  m.wire_bytes = msg_.wire_bytes;
+  m.payload_bytes = msg_.payload_bytes;
+  m.frames = msg_.frames;
+  m.first_ts_ns = msg_.first_ts_ns;
+  m.last_ts_ns = ts_ns;
 }
 
 void StreamTracker::lose_sync() {

@@ -242,3 +242,25 @@ TEST_CASE("zmtp matcher: a moved matcher keeps its waiting halves; the moved-fro
   CHECK(a.pending() == 1);
   CHECK(b.pending() == 0);
 }
+
+TEST_CASE("zmtp waiting side: halves of one end share a run, each keeps its size, order is kept") {
+  ZmtpWaitingSide side;
+  // Two chunks of three messages (one end each), then one out of order inside the first run.
+  for (std::uint32_t i = 0; i < 3; ++i) side.push_back(100 + 10 * i, end_at(1, 5, 0, 10 + i));
+  for (std::uint32_t i = 0; i < 3; ++i) side.push_back(200 + 10 * i, end_at(1, 9, 0, 20 + i));
+  CHECK(side.insert_in_order(115, end_at(1, 7, 0, 99)));
+  CHECK_FALSE(side.insert_in_order(200, end_at(1, 8, 0, 98)));  // same message: replaces it
+  const std::vector<std::pair<std::uint32_t, ZmtpMessageEnd>> want = {
+      {100, end_at(1, 5, 0, 10)}, {110, end_at(1, 5, 0, 11)}, {115, end_at(1, 7, 0, 99)}, {120, end_at(1, 5, 0, 12)},
+      {200, end_at(1, 8, 0, 98)}, {210, end_at(1, 9, 0, 21)}, {220, end_at(1, 9, 0, 22)}};
+  CHECK(side.size() == want.size());
+  for (const auto& [seq, end] : want) {
+    REQUIRE_FALSE(side.empty());
+    CHECK(side.front_seq() == seq);
+    CHECK(side.front_age_ns() == end.age_ns);
+    CHECK(side.front().time_ns == end.time_ns);
+    CHECK(side.front().bytes == end.bytes);
+    side.pop_front();
+  }
+  CHECK(side.empty());
+}
