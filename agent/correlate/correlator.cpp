@@ -4,6 +4,7 @@
 #include <cstring>
 
 #include "skewscope/saturating.hpp"
+#include "skewscope/tcp_seq.hpp"
 
 namespace skewscope {
 
@@ -156,7 +157,7 @@ std::uint64_t Correlator::unwrap(FlowState& flow, std::uint32_t seq) {
     flow.last_seq = (std::uint64_t{1} << 40) + seq;
     return flow.last_seq;
   }
-  auto delta = static_cast<std::int32_t>(seq - static_cast<std::uint32_t>(flow.last_seq));
+  const std::int32_t delta = seq_diff(seq, static_cast<std::uint32_t>(flow.last_seq));
   flow.last_seq += static_cast<std::int64_t>(delta);
   return flow.last_seq;
 }

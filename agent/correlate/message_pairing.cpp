@@ -5,6 +5,7 @@
 
 #include "protocols/kafka/kafka_connection.hpp"
 #include "protocols/zmtp/zmtp_stream.hpp"
+#include "skewscope/tcp_seq.hpp"
 
 namespace skewscope {
 namespace {
@@ -162,7 +163,7 @@ struct MessagePairing::State {
       const Half& front = sender.held.front().half;
       const bool waiting = out_of_sync(sender) || gap_before(sender, front);
       const bool parsed = receiver && receiver->tracker.state() == zmtp::StreamTracker::State::kFrames &&
-                          static_cast<std::int32_t>(receiver->tracker.next_seq() - (front.seq + front.bytes)) >= 0;
+                          !seq_before(receiver->tracker.next_seq(), front.seq + front.bytes);
       const std::int64_t newest = std::max(now_ns, sender.held.back().half.capture_ns);
       const bool overdue = sender.held.size() > kMaxHeldChunks || newest - front.capture_ns > kMaxHoldNs;
       if (waiting && receiver && !parsed && !overdue) break;

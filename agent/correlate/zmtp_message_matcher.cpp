@@ -29,7 +29,7 @@ bool ZmtpMessageMatcher::add(HalfKind kind, const FlowKey& flow, std::uint32_t s
   auto& other = send ? queues.recvs : queues.sends;
   // The other side's halves before this message: their own other halves would have come before
   // this one, and did not.
-  while (!other.empty() && zmtp_seq_before(other.front_seq(), seq)) {
+  while (!other.empty() && seq_before(other.front_seq(), seq)) {
     ++(send ? counters_.unpaired_recvs : counters_.unpaired_sends);
     other.pop_front();
     --pending_;
@@ -89,7 +89,7 @@ ZmtpMessageMatcher::FlowQueues& ZmtpMessageMatcher::queues_of(const FlowKey& flo
 }
 
 void ZmtpMessageMatcher::wait(ZmtpWaitingSide& mine, std::uint32_t seq, const ZmtpMessageEnd& end) {
-  if (mine.empty() || zmtp_seq_before(mine.back_seq(), seq)) {
+  if (mine.empty() || seq_before(mine.back_seq(), seq)) {
     mine.push_back(seq, end);
     ++pending_;
     return;

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "skewscope/span.hpp"
+#include "skewscope/tcp_seq.hpp"
 
 namespace skewscope {
 
@@ -22,9 +23,6 @@ struct ZmtpMessageEnd {
   std::int64_t time_ns = 0;  // the domain clock's wall-clock reading: the span's end
   std::uint32_t bytes = 0;   // the message's size on the wire
 };
-
-// Wrapping sequence order: a precedes b (less than half the number space behind it).
-inline bool zmtp_seq_before(std::uint32_t a, std::uint32_t b) { return static_cast<std::int32_t>(a - b) < 0; }
 
 class ZmtpWaitingSide {
  public:
@@ -42,7 +40,7 @@ class ZmtpWaitingSide {
     halves_.pop_front();
     if (--runs_.front().count == 0) runs_.pop_front();
   }
-  // A half after every waiting one (the caller checks: zmtp_seq_before(back_seq(), seq)).
+  // A half after every waiting one (the caller checks: seq_before(back_seq(), seq)).
   void push_back(std::uint32_t seq, const ZmtpMessageEnd& end) {
     halves_.push_back({seq, end.bytes});
     if (!runs_.empty() && runs_.back().shares(end)) {
@@ -61,7 +59,7 @@ class ZmtpWaitingSide {
       pop_front();
     }
     auto at = std::lower_bound(all.begin(), all.end(), seq,
-                               [](const auto& w, std::uint32_t s) { return zmtp_seq_before(w.first, s); });
+                               [](const auto& w, std::uint32_t s) { return seq_before(w.first, s); });
     const bool fresh = at == all.end() || at->first != seq;
     if (fresh) {
       all.insert(at, {seq, end});

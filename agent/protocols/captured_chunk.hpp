@@ -5,6 +5,8 @@
 #include <cstdint>
 #include <span>
 
+#include "skewscope/tcp_seq.hpp"
+
 namespace skewscope::protocols {
 
 // One send or receive half with the prefix of its bytes that BPF captured.
@@ -14,8 +16,5 @@ struct CapturedChunk {
   std::uint32_t length = 0;              // bytes the syscall moved
   std::span<const std::uint8_t> prefix;  // first prefix.size() <= length bytes; the rest was not captured
 };
-
-// Sequence numbers wrap at 2^32: the distance from a to b, valid while they are < 2^31 apart.
-inline std::int32_t seq_diff(std::uint32_t b, std::uint32_t a) { return static_cast<std::int32_t>(b - a); }
 
 }  // namespace skewscope::protocols

@@ -21,8 +21,8 @@ using namespace skewscope::bench;
 
 namespace {
 
-constexpr int kMessages = 200'000;   // one stream: greeting, READY, then these messages
-constexpr std::size_t kRecordsPerIngest = 64;   // records per ingest, a payload-ring pass's worth at this rate
+constexpr int kMessages = 200'000;             // one stream: greeting, READY, then these messages
+constexpr std::size_t kRecordsPerIngest = 64;  // records per ingest, a payload-ring pass's worth at this rate
 constexpr std::uint64_t kOneWayNs = 20'000;
 
 std::vector<std::uint8_t> zmtp_stream(int messages, std::size_t size) {
@@ -117,6 +117,10 @@ void BM_ZmtpCoalesced(benchmark::State& state) {
   }
   state.SetItemsProcessed(messages);
 }
-BENCHMARK(BM_ZmtpCoalesced)->Args({64, 8192, 8192})->Args({64, 8192, 1500})->Args({8, 8192, 8192})->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_ZmtpCoalesced)
+    ->Args({64, 8192, 8192})
+    ->Args({64, 8192, 1500})
+    ->Args({8, 8192, 8192})
+    ->Unit(benchmark::kMillisecond);
 
 }  // namespace

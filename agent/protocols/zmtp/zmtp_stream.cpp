@@ -77,7 +77,7 @@ void MessageStarts::record(std::uint32_t seq, bool keep_oldest) {
 }
 
 void MessageStarts::forget_before(std::uint32_t seq) {
-  while (!starts_.empty() && static_cast<std::int32_t>(starts_.front() - seq) < 0) starts_.pop_front();
+  while (!starts_.empty() && seq_before(starts_.front(), seq)) starts_.pop_front();
 }
 
 std::optional<std::uint32_t> MessageStarts::first_in(std::uint32_t seq, std::uint32_t length) const {
