@@ -15,32 +15,17 @@
 #include "capture/payload_source.hpp"
 #include "core/agent_core.hpp"
 #include "synthetic_traffic.hpp"
+#include "zmtp_stream_bytes.hpp"
 
 using namespace skewscope;
 using namespace skewscope::bench;
+using skewscope::test::zmtp_stream;
 
 namespace {
 
 constexpr int kMessages = 200'000;             // one stream: greeting, READY, then these messages
 constexpr std::size_t kRecordsPerIngest = 64;  // records per ingest, a payload-ring pass's worth at this rate
 constexpr std::uint64_t kOneWayNs = 20'000;
-
-std::vector<std::uint8_t> zmtp_stream(int messages, std::size_t size) {
-  std::vector<std::uint8_t> s(64, 0);
-  s.reserve(64 + 8 + static_cast<std::size_t>(messages) * (2 + size));
-  s[0] = 0xff;
-  s[9] = 0x7f;
-  s[10] = 3;
-  std::memcpy(&s[12], "NULL", 4);
-  const std::uint8_t ready[] = {0x04, 0x06, 0x05, 'R', 'E', 'A', 'D', 'Y'};
-  s.insert(s.end(), std::begin(ready), std::end(ready));
-  for (int m = 0; m < messages; ++m) {
-    s.push_back(0x00);
-    s.push_back(static_cast<std::uint8_t>(size));
-    s.insert(s.end(), size, static_cast<std::uint8_t>('a' + m % 26));
-  }
-  return s;
-}
 
 PayloadRecord record_of(const std::vector<std::uint8_t>& stream, std::size_t at, std::size_t n, bool send,
                         std::uint64_t ts) {
