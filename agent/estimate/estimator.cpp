@@ -54,7 +54,7 @@ bool at_risk(double offset_ns, double bound_ns, double dt_min_ns, double share) 
 Estimator::Estimator(Config config) : config_(sanitized(config)) {}
 
 void Estimator::observe(const Span& span) {
-  const std::uint64_t times = std::max<std::uint32_t>(span.messages, 1);
+  const std::uint64_t times = span.messages;
   if (span.src == span.dst) {
     counters_.same_domain_spans += times;
     return;

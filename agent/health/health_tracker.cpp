@@ -93,7 +93,7 @@ void HealthTracker::add(const Span& span, std::optional<std::int64_t> clock_boun
     it = pairs_.emplace(key, PairData{PairWindow(bucket_ns_, buckets_for(window_ns_, bucket_ns_)), {}, std::nullopt})
              .first;
   }
-  const std::uint64_t times = std::max<std::uint32_t>(span.messages, 1);
+  const std::uint64_t times = span.messages;
   it->second.histograms.observe(span.span_ns(), times);
   auto& newest = it->second.newest_capture_ns;
   newest = newest ? std::max(*newest, span.capture_ns) : span.capture_ns;

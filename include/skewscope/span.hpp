@@ -50,7 +50,7 @@ struct Span {
   TimestampSource timestamp_source = TimestampSource::syscall;
   // How many messages this span stands for: the ZMTP messages that one call wrote and one call
   // read share both stamps, so they are paired as one span (docs/pairing.md). Every statistic
-  // counts a span `messages` times; 1 for every other transport.
+  // counts a span `messages` times; 1 for every other transport, never 0.
   std::uint32_t messages = 1;
 
   // Saturated: two timestamps far apart (a hostile simulated offset) must not wrap into a span
