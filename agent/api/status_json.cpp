@@ -24,6 +24,11 @@ nlohmann::json seconds_json(const std::optional<std::int64_t>& ns) {
 
 namespace {
 
+// How well CLOCK_MONOTONIC stamps are placed on CLOCK_REALTIME (capture/clock_mapping.hpp).
+nlohmann::json realtime_mapping_json(const MonotonicToRealtime::Stats& s) {
+  return {{"readings", s.readings}, {"steps", s.steps}, {"uncertainty_ns", s.uncertainty_ns}};
+}
+
 nlohmann::json exchange_json(const exchange::ExchangeReport& x) {
   using nlohmann::json;
   json dropped = json::object(), rejected = json::object();
@@ -38,6 +43,7 @@ nlohmann::json exchange_json(const exchange::ExchangeReport& x) {
           {"sample", "1/" + std::to_string(x.sample_one_in)},
           {"partitions", x.partitions},
           {"consumer_lag", x.consumer_lag ? json(*x.consumer_lag) : json(nullptr)},
+          {"realtime_mapping", realtime_mapping_json(x.realtime_mapping)},
           {"halves",
            {{"produced", x.halves_produced},
             {"consumed", x.halves_consumed},
@@ -219,7 +225,10 @@ nlohmann::json status_json(const AgentReport& r) {
                                  : json(static_cast<double>(r.health.window_ns) * 1e-9)},
           {"pairs", pairs},
           {"capture", capture},
-          {"clocks", {{"host", clocks::to_json(r.clocks)}, {"domains", domains}}},
+          {"clocks",
+           {{"host", clocks::to_json(r.clocks)},
+            {"domains", domains},
+            {"realtime_mapping", realtime_mapping_json(r.realtime_mapping)}}},
           {"triangles", estimate::to_json(r.triangles, name)},
           {"estimate", estimate::to_json(r.estimate_counters)},
           {"exchange", r.exchange ? exchange_json(*r.exchange) : json(nullptr)},

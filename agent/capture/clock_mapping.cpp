@@ -29,47 +29,66 @@ void MonotonicToRealtime::sample_now(int reads) {
     const std::int64_t after = read_ns(CLOCK_MONOTONIC);
     if (after - before < best_gap) {
       best_gap = after - before;
-      best = Sample{before + (after - before) / 2, real};
+      // Rounded up: the bounds must hold the REALTIME read wherever between the two it fell.
+      best = Sample{before + (after - before) / 2, real, (after - before + 1) / 2};
     }
   }
   add(best);
 }
 
 void MonotonicToRealtime::add(Sample s) {
-  if (!samples_.empty()) {
-    const Sample& last = samples_.back();
-    if (s.mono_ns <= last.mono_ns) return;
-    // REALTIME - MONOTONIC only changes when the clock is stepped or slewed. For the core's
-    // mapping, keeping every sample would add tens of ns of read jitter between events mapped
-    // through different samples, so a sample is kept only when the offset really moved.
-    std::int64_t moved = sat_sub(sat_sub(s.real_ns, s.mono_ns), sat_sub(last.real_ns, last.mono_ns));
-    if (moved > -keep_.step_threshold_ns && moved < keep_.step_threshold_ns) return;
+  if (!segments_.empty() && s.mono_ns <= segments_.back().newest_mono_ns) return;
+  ++readings_;
+  const std::int64_t offset = sat_sub(s.real_ns, s.mono_ns);
+  const std::int64_t uncertainty = std::max<std::int64_t>(s.uncertainty_ns, 0);
+  const std::int64_t low = sat_sub(offset, uncertainty), high = sat_add(offset, uncertainty);
+  if (!segments_.empty()) {
+    Segment& current = segments_.back();
+    // How far this reading's bounds are from the segment's (0 when they overlap).
+    const std::int64_t apart =
+        std::max({sat_sub(low, current.high_ns), sat_sub(current.low_ns, high), std::int64_t{0}});
+    if (apart <= keep_.step_threshold_ns) {
+      current.newest_mono_ns = s.mono_ns;
+      if (apart == 0) {
+        current.low_ns = std::max(current.low_ns, low);
+        current.high_ns = std::min(current.high_ns, high);
+      } else {
+        current.low_ns = low;
+        current.high_ns = high;
+      }
+      return;
+    }
+    ++steps_;
   }
-  samples_.push_back(s);
-  if (samples_.size() > keep_.max_samples) samples_.pop_front();
-  if (keep_.max_age_ns > 0) {
-    while (samples_.size() > 2 && s.mono_ns - samples_.front().mono_ns > keep_.max_age_ns) samples_.pop_front();
-  }
+  segments_.push_back(Segment{s.mono_ns, s.mono_ns, low, high});
+  if (segments_.size() > keep_.max_segments) segments_.pop_front();
 }
 
 std::int64_t MonotonicToRealtime::to_realtime(std::int64_t mono_ns) const {
-  if (samples_.empty()) return mono_ns;
-  auto it = std::upper_bound(samples_.begin(), samples_.end(), mono_ns,
-                             [](std::int64_t t, const Sample& s) { return t < s.mono_ns; });
-  const Sample& s = it == samples_.begin() ? *it : *std::prev(it);
-  // Saturated: a corrupt capture time far from the sample must not wrap into another era.
-  return sat_add(s.real_ns, sat_sub(mono_ns, s.mono_ns));
+  if (segments_.empty()) return mono_ns;
+  // Saturated: a corrupt capture time far from the segment must not wrap into another era.
+  if (mono_ns >= segments_.back().from_mono_ns) return sat_add(mono_ns, segments_.back().offset_ns());
+  auto next = std::upper_bound(segments_.begin(), segments_.end(), mono_ns,
+                               [](std::int64_t t, const Segment& s) { return t < s.from_mono_ns; });
+  if (next == segments_.begin()) return sat_add(mono_ns, next->offset_ns());
+  const Segment& segment = *std::prev(next);
+  if (mono_ns <= segment.newest_mono_ns) return sat_add(mono_ns, segment.offset_ns());
+  // Between the last reading before a step and the first after it: when the step happened is not
+  // known, so the offset goes linearly from one to the other. A single step is then placed no
+  // worse than by either offset, and a clock moved by many small steps (a catch-up) is followed.
+  const long double f = static_cast<long double>(mono_ns - segment.newest_mono_ns) /
+                        static_cast<long double>(next->from_mono_ns - segment.newest_mono_ns);
+  const long double moved = static_cast<long double>(next->offset_ns()) - static_cast<long double>(segment.offset_ns());
+  return sat_add(sat_add(mono_ns, segment.offset_ns()), static_cast<std::int64_t>(f * moved));
 }
 
-std::optional<std::int64_t> MonotonicToRealtime::interpolated(std::int64_t mono_ns) const {
-  auto it = std::lower_bound(samples_.begin(), samples_.end(), mono_ns,
-                             [](const Sample& s, std::int64_t t) { return s.mono_ns < t; });
-  if (it == samples_.begin() || it == samples_.end()) return std::nullopt;  // not bracketed
-  const Sample& a = *std::prev(it);
-  const Sample& b = *it;
-  const double f = static_cast<double>(mono_ns - a.mono_ns) / static_cast<double>(b.mono_ns - a.mono_ns);
-  return a.real_ns + (mono_ns - a.mono_ns) +
-         static_cast<std::int64_t>(f * static_cast<double>((b.real_ns - b.mono_ns) - (a.real_ns - a.mono_ns)));
+std::int64_t MonotonicToRealtime::Segment::offset_ns() const { return sat_add(low_ns, sat_sub(high_ns, low_ns) / 2); }
+
+MonotonicToRealtime::Stats MonotonicToRealtime::stats() const {
+  Stats out{readings_, steps_, 0};
+  if (!segments_.empty())
+    out.uncertainty_ns = sat_add(sat_sub(segments_.back().high_ns, segments_.back().low_ns), 1) / 2;
+  return out;
 }
 
 }  // namespace skewscope

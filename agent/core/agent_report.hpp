@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "capture/clock_mapping.hpp"
 #include "capture/event_source.hpp"
 #include "capture/family_status.hpp"
 #include "capture/half_decode.hpp"
@@ -117,6 +118,7 @@ struct AgentReport {
   std::size_t pending_sends = 0;
   std::size_t pending_recvs = 0;
   clocks::ClockSnapshot clocks;
+  MonotonicToRealtime::Stats realtime_mapping;    // the core's: every half's wall-clock time
   std::vector<estimate::PairEstimate> estimates;  // one per directed pair with traffic in the window
   estimate::Counters estimate_counters;
   estimate::TriangleReport triangles;

@@ -15,10 +15,10 @@
 
 namespace skewscope::exchange {
 
-// A half on its way out. Its wall-clock time is fixed by the Kafka thread, by interpolating its
-// monotonic capture time between clock samples taken around it: two agents on one kernel then
-// agree to within a microsecond even while CLOCK_REALTIME is being slewed (a mapping sampled
-// every 100 ms can be hundreds of microseconds off then, and two agents off differently).
+// A half on its way out. Its wall-clock time is fixed by the Kafka thread with its own mapping,
+// sampled every few ms (capture/clock_mapping.hpp): a clock step is then placed to within that
+// interval rather than the core's 100 ms, and two agents on one kernel agree to within their
+// tightest clock readings, however noisy their reads.
 struct OutgoingHalf {
   WireHalf wire;                    // realtime_ns: the core's own mapping, used if no sample covers it
   std::int64_t capture_ns = 0;      // CLOCK_MONOTONIC at capture

@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "capture/clock_mapping.hpp"
 #include "correlate/kafka_batch_matcher.hpp"
 #include "correlate/zmtp_message_matcher.hpp"
 #include "exchange/record_codec.hpp"
@@ -59,10 +60,12 @@ struct ExchangeReport {
   std::uint32_t sample_one_in = 1;
   std::vector<std::int32_t> partitions;      // owned now
   std::optional<std::int64_t> consumer_lag;  // records behind the high watermark, owned partitions
-  std::uint64_t halves_local = 0;            // joined on this host, never shipped
-  std::uint64_t halves_sampled_out = 0;      // not shipped by --exchange-sample
-  std::uint64_t halves_produced = 0;         // acknowledged by the broker
-  std::uint64_t halves_consumed = 0;         // decoded from owned partitions
+  // The mapping shipped halves get their wall-clock time from (the producer's own, sampled every pass).
+  MonotonicToRealtime::Stats realtime_mapping;
+  std::uint64_t halves_local = 0;        // joined on this host, never shipped
+  std::uint64_t halves_sampled_out = 0;  // not shipped by --exchange-sample
+  std::uint64_t halves_produced = 0;     // acknowledged by the broker
+  std::uint64_t halves_consumed = 0;     // decoded from owned partitions
   std::uint64_t records_produced = 0, records_consumed = 0;
   // Spans paired on this owner since the start, over every partition it has owned: a pair's
   // `spans` restarts when its partition moves (to another agent, or away and back).

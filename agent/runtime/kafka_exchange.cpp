@@ -194,6 +194,7 @@ void KafkaExchange::fill(ExchangeReport& report) const {
   report.topic = stats_.topic;
   report.group = stats_.group;
   report.consumer_lag = stats_.consumer_lag;
+  report.realtime_mapping = stats_.realtime_mapping;
   report.halves_produced = stats_.halves_produced;
   report.records_produced = stats_.records_produced;
   report.bytes_produced = stats_.bytes_produced;

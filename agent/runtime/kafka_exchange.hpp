@@ -91,9 +91,9 @@ class KafkaExchange {
   std::atomic<std::uint32_t> clock_status_{0};
 
   // Producer thread only.
-  // The last 2 s of clock samples: a shipped half's wall-clock time is interpolated between the
-  // two taken around its capture (core_exchange.hpp says why).
-  MonotonicToRealtime recent_clock_{MonotonicToRealtime::Keep::recent(2'000'000'000)};
+  // Sampled every pass (a few ms): a shipped half's wall-clock time comes from this mapping, whose
+  // steps are placed to within a pass (core_exchange.hpp says why).
+  MonotonicToRealtime shipping_clock_;
   void sample_clocks();
   std::unordered_map<std::string, std::uint64_t> dropped_since_batch_;  // by key, told in the next batch
   std::uint64_t epoch_ = 0;     // random at start: a reader tells this run's sequence from an earlier one's

@@ -58,9 +58,7 @@ void KafkaExchange::refresh_addresses() {
   core->set_owned_addresses(std::move(owned));
 }
 
-void KafkaExchange::sample_clocks() {
-  recent_clock_.sample_now(3);  // the tightest of three read pairs
-}
+void KafkaExchange::sample_clocks() { shipping_clock_.sample_now(); }
 
 void KafkaExchange::produce_outgoing() {
   std::vector<OutgoingHalf> out;
@@ -87,7 +85,8 @@ void KafkaExchange::produce_outgoing() {
   // Fixes a half's wall-clock time and files it in the record of `key`, its domain renumbered
   // within that record.
   auto file_in = [&](const std::string& key, auto& h, const auto& outgoing) -> WireBatch& {
-    if (auto real = recent_clock_.interpolated(outgoing.capture_ns)) h.realtime_ns = *real + outgoing.clock_error_ns;
+    if (shipping_clock_.covers(outgoing.capture_ns))
+      h.realtime_ns = shipping_clock_.to_realtime(outgoing.capture_ns) + outgoing.clock_error_ns;
     WireBatch& b = batches[key];
     auto [it, added] = domain_index[key].try_emplace(h.domain, static_cast<std::uint32_t>(b.domains.size()));
     if (added) b.domains.push_back(names.at(h.domain));
@@ -187,6 +186,7 @@ void KafkaExchange::update_status() {
   std::lock_guard guard(stats_lock_);
   stats_.connected = connected;
   stats_.consumer_lag = lag;
+  stats_.realtime_mapping = shipping_clock_.stats();
 }
 
 void KafkaExchange::run_producer() {

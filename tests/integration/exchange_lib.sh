@@ -74,7 +74,20 @@ wait_exchange_settled() {
   wait_until 60 exchange_settled "$@" || fail "the exchange group did not settle (owned: $(owned_total "${@:2}") of $1)"
 }
 
-show_agent_logs() { for f in "$WORK"/agent-*.log; do echo "--- $f"; tail -15 "$f"; done; }
+# On a failure: each agent's log, and from each one still up how it maps its stamps to the wall
+# clock and each pair's shortest span (a negative span with one clock is read against these).
+show_agent_logs() {
+  local f name
+  for f in "$WORK"/agent-*.log; do
+    echo "--- $f"
+    tail -15 "$f"
+    name=${f##*/agent-}
+    name=${name%.log}
+    [ -n "${AGENT_URLS[$name]:-}" ] || continue
+    agent_status "$name" | jq -c '{mapping: .clocks.realtime_mapping, shipping: .exchange.realtime_mapping,
+      pairs: [.pairs[]? | [.src, .dst, .transport, .spans, .negative_spans, .min_span_seconds]]}' 2>/dev/null
+  done
+}
 
 # The lab's exchange key (docs/security.md): the agents sign their records with it and accept only
 # records signed with it.
