@@ -216,6 +216,8 @@ nlohmann::json status_json(const AgentReport& r) {
       // Of the sends that are settled (paired or aged out), the share that paired.
       {"pairing_ratio", settled ? json(static_cast<double>(c.pairs) / static_cast<double>(settled)) : json(nullptr)},
       {"window_pairing", window_pairing}};
+  json core_mapping = realtime_mapping_json(r.realtime_mapping);
+  core_mapping["steps_watched"] = r.clock_steps_watched ? json(*r.clock_steps_watched) : json(nullptr);
   const std::string reason = health_reason(r);
   return {{"health", health_json(r.health.health)},
           {"unknown_reason", r.health.health ? json(nullptr) : json(unknown_reason_name(r.health.unknown_reason))},
@@ -225,10 +227,7 @@ nlohmann::json status_json(const AgentReport& r) {
                                  : json(static_cast<double>(r.health.window_ns) * 1e-9)},
           {"pairs", pairs},
           {"capture", capture},
-          {"clocks",
-           {{"host", clocks::to_json(r.clocks)},
-            {"domains", domains},
-            {"realtime_mapping", realtime_mapping_json(r.realtime_mapping)}}},
+          {"clocks", {{"host", clocks::to_json(r.clocks)}, {"domains", domains}, {"realtime_mapping", core_mapping}}},
           {"triangles", estimate::to_json(r.triangles, name)},
           {"estimate", estimate::to_json(r.estimate_counters)},
           {"exchange", r.exchange ? exchange_json(*r.exchange) : json(nullptr)},

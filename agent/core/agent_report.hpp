@@ -118,8 +118,9 @@ struct AgentReport {
   std::size_t pending_sends = 0;
   std::size_t pending_recvs = 0;
   clocks::ClockSnapshot clocks;
-  MonotonicToRealtime::Stats realtime_mapping;    // the core's: every half's wall-clock time
-  std::vector<estimate::PairEstimate> estimates;  // one per directed pair with traffic in the window
+  MonotonicToRealtime::Stats realtime_mapping;       // the core's: every half's wall-clock time
+  std::optional<std::uint64_t> clock_steps_watched;  // steps the clock-step watch woke for; null: not running
+  std::vector<estimate::PairEstimate> estimates;     // one per directed pair with traffic in the window
   estimate::Counters estimate_counters;
   estimate::TriangleReport triangles;
   std::vector<DomainClock> domain_clocks;            // indexed by DomainId

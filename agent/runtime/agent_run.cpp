@@ -29,6 +29,7 @@
 #include "domains/duration.hpp"
 #include "runtime/agent_shutdown.hpp"
 #include "runtime/capture_loop.hpp"
+#include "runtime/clock_step_watch.hpp"
 #include "runtime/clock_thread.hpp"
 #include "runtime/kafka_exchange.hpp"
 #include "runtime/otlp_feed.hpp"
@@ -261,6 +262,16 @@ int run_agent(AgentPlan plan) {
   // The clock sources are polled on their own thread: a ptp4l that does not answer costs that
   // thread its reply timeout, never the capture.
   ClockThread clock_thread(clock_monitor, core, kafka.get());
+  // A step of CLOCK_REALTIME has both mappings read the clocks at once (runtime/clock_step_watch.hpp).
+  auto step_watch = ClockStepWatch::start([&core, exchange = kafka.get()] {
+    core.lock()->clock_stepped();
+    if (exchange) exchange->sample_clock_now();
+  });
+  if (step_watch) {
+    core.lock()->watch_clock_steps();
+  } else {
+    log_line("clock steps are not watched (" + step_watch.error + "): a step is placed at the mappings' next reading");
+  }
   if (kafka) {
     // Said at every start: an unsigned exchange lets anyone with write access to the topic
     // forge spans (docs/security.md); skewscope_exchange_insecure says it too.
@@ -311,6 +322,7 @@ int run_agent(AgentPlan plan) {
   std::thread teardown([&] {
     stopping = true;
     clock_thread.request_stop();
+    if (step_watch) step_watch->reset();
     if (policies) policies->stop();          // at most one evaluation: it takes reports from the core
     if (webhooks) webhooks->request_stop();  // a POST in flight ends while the BPF programs detach
     capture_thread.join();

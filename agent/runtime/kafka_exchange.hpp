@@ -53,6 +53,9 @@ class KafkaExchange {
     clock_bound_ns_ = error_bound_ns;
     clock_status_ = status;
   }
+  // The clock was just stepped (runtime/clock_step_watch.hpp): the shipping mapping reads the
+  // clocks now rather than at the producer's next pass. Any thread.
+  void sample_clock_now();
 
  private:
   KafkaExchange(const ExchangeSettings& settings, SharedCore& core);
@@ -93,6 +96,8 @@ class KafkaExchange {
   // Producer thread only.
   // Sampled every pass (a few ms): a shipped half's wall-clock time comes from this mapping, whose
   // steps are placed to within a pass (core_exchange.hpp says why).
+  // Under its own lock: the clock-step watch reads the clocks into it too (sample_clock_now).
+  mutable std::mutex shipping_clock_lock_;
   MonotonicToRealtime shipping_clock_;
   void sample_clocks();
   std::unordered_map<std::string, std::uint64_t> dropped_since_batch_;  // by key, told in the next batch

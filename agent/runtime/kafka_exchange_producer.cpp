@@ -58,7 +58,12 @@ void KafkaExchange::refresh_addresses() {
   core->set_owned_addresses(std::move(owned));
 }
 
-void KafkaExchange::sample_clocks() { shipping_clock_.sample_now(); }
+void KafkaExchange::sample_clocks() {
+  std::lock_guard guard(shipping_clock_lock_);
+  shipping_clock_.sample_now();
+}
+
+void KafkaExchange::sample_clock_now() { sample_clocks(); }
 
 void KafkaExchange::produce_outgoing() {
   std::vector<OutgoingHalf> out;
@@ -79,6 +84,7 @@ void KafkaExchange::produce_outgoing() {
       names.push_back(core->domains().name(static_cast<DomainId>(i)));
   }
   sample_clocks();  // after the take: every half taken was captured before this sample
+  std::unique_lock clock_guard(shipping_clock_lock_);  // until every half is dated
   // One record per key: a host pair's halves travel together, in capture order.
   std::unordered_map<std::string, WireBatch> batches;
   std::unordered_map<std::string, std::unordered_map<std::uint32_t, std::uint32_t>> domain_index;
@@ -110,6 +116,7 @@ void KafkaExchange::produce_outgoing() {
     WireBatch& b = file_in(message_key(o.wire.topic, o.wire.partition), o.wire, o);
     b.messages.push_back(std::move(o.wire));
   }
+  clock_guard.unlock();
   // A router's translations go to the owner of the initiator's halves (README.md).
   for (const WireTranslation& t : translations) batches[host_pair_key(t.original)].translations.push_back(t);
   // Halves this owner re-keyed through a translation: already dated, one record per key and
@@ -186,6 +193,7 @@ void KafkaExchange::update_status() {
   std::lock_guard guard(stats_lock_);
   stats_.connected = connected;
   stats_.consumer_lag = lag;
+  std::lock_guard clock_guard(shipping_clock_lock_);
   stats_.realtime_mapping = shipping_clock_.stats();
 }
 

@@ -10,6 +10,9 @@
 #   lab        two namespaces over a veth pair, request/response traffic: pairs each way, no
 #              negative span; after `simulate b=-5ms`: a->b mostly negative (more than half:
 #              under TCG one in seven pings took more than 5 ms one way), health 0
+#   clock_step the guest's own CLOCK_REALTIME stepped 10 s ahead while the lab's agent runs: its
+#              clock-step watch wakes for it, its mapping counts a step, and the spans of pings
+#              after it carry the stepped clock (each within the pings' run); then stepped back
 set -uo pipefail
 HERE=$(pwd)
 SKEWSCOPE=$HERE/bin/skewscope
@@ -179,10 +182,38 @@ pings() {  # pings COUNT
   wait $server
   sleep 1  # the agent reads its ring buffer every 20 ms
 }
+# clock_step: while the lab's agent runs (a guest owns its clocks; the host's are never touched).
+mapping() { jq -r ".clocks.realtime_mapping.$1 // -1" "$R/snap-step.json"; }
+clock_step() {
+  status_json >"$R/snap-step.json"
+  local watched0 steps0 t0 t1 spans off watched steps
+  watched0=$(mapping steps_watched) steps0=$(mapping steps)
+  date -s "now + 10 seconds" >/dev/null
+  sleep 0.5
+  t0=$(date +%s%N)
+  pings 20
+  t1=$(date +%s%N)
+  status_json >"$R/snap-step.json"
+  watched=$(mapping steps_watched) steps=$(mapping steps)
+  # The newest 20 spans are this run's (20 each way); each end's stamp within it (b's is 5 ms
+  # behind, simulated), to the second: the step was 10 s.
+  curl -sf "$AGENT_URL/api/v1/spans?limit=20" >"$R/spans-step.json"
+  spans=$(jq '.spans | length' "$R/spans-step.json")
+  off=$(jq --argjson t0 "$t0" --argjson t1 "$t1" \
+    '[.spans[] | select(.send_ns < $t0 - 1e9 or .send_ns > $t1 + 1e9 or .recv_ns < $t0 - 1e9 or .recv_ns > $t1 + 1e9)] | length' \
+    "$R/spans-step.json")
+  date -s "now - 10 seconds" >/dev/null
+  echo "kmatrix: clock stepped +10 s: watch woke $((watched - watched0)) time(s), mapping steps $steps0 -> $steps; $off of $spans spans after it dated outside the pings' run"
+  if [ "$watched" -gt "$watched0" ] && [ "$steps" -gt "$steps0" ] && [ "$spans" -eq 20 ] && [ "$off" -eq 0 ]; then
+    result clock_step pass "the watch woke, the mapping stepped, $spans spans after the step dated by the stepped clock"
+  else
+    result clock_step fail "watch $watched0 -> $watched, steps $steps0 -> $steps, $off of $spans spans dated outside the pings' run"
+  fi
+}
 lab() {
   # A 30 s window holds the whole run: health turns 0 on the first inversion it holds, and the
   # spans of one clock before it are never negative.
-  if ! start_agent "$R/agent-tcp.log" "${DOMAINS[@]}" --window 30s --send-max-age 2s; then
+  if ! start_agent "$R/agent-tcp.log" "${DOMAINS[@]}" --window 30s --send-max-age 2s --enable-spans-api; then
     family tcp "-" fails "$(first_error "$R/agent-tcp.log")"
     result family:tcp fail "agent did not start: $(first_error "$R/agent-tcp.log")"
     result lab fail "the agent did not start"
@@ -201,6 +232,7 @@ lab() {
   local ab2 nab2 health
   ab2=$(($(field a b spans) - ab)) nab2=$(($(field a b negative_spans) - nab)) health=$(field a b health)
   echo "kmatrix: b at -5ms: a->b $nab2 of $ab2 new spans negative, health $health"
+  clock_step
   stop_agent lab
   printf 'one_clock_ab\t%s\none_clock_ba\t%s\nnegative_one_clock\t%s\nskewed_ab\t%s\nskewed_negative\t%s\nskewed_health\t%s\n' \
     "$ab" "$ba" "$((nab + nba))" "$ab2" "$nab2" "$health" >"$R/lab.tsv"
