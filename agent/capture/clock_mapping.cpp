@@ -50,39 +50,42 @@ void MonotonicToRealtime::add(Sample s) {
     if (apart <= keep_.step_threshold_ns) {
       current.newest_mono_ns = s.mono_ns;
       if (apart == 0) {
-        current.low_ns = std::max(current.low_ns, low);
-        current.high_ns = std::min(current.high_ns, high);
+        current.set_bounds(std::max(current.low_ns, low), std::min(current.high_ns, high));
       } else {
-        current.low_ns = low;
-        current.high_ns = high;
+        current.set_bounds(low, high);
       }
       return;
     }
     ++steps_;
   }
-  segments_.push_back(Segment{s.mono_ns, s.mono_ns, low, high});
+  segments_.push_back(Segment{s.mono_ns, s.mono_ns, 0, 0, 0});
+  segments_.back().set_bounds(low, high);
   if (segments_.size() > keep_.max_segments) segments_.pop_front();
 }
 
 std::int64_t MonotonicToRealtime::to_realtime(std::int64_t mono_ns) const {
   if (segments_.empty()) return mono_ns;
   // Saturated: a corrupt capture time far from the segment must not wrap into another era.
-  if (mono_ns >= segments_.back().from_mono_ns) return sat_add(mono_ns, segments_.back().offset_ns());
+  if (mono_ns >= segments_.back().from_mono_ns) return sat_add(mono_ns, segments_.back().offset_ns);
   auto next = std::upper_bound(segments_.begin(), segments_.end(), mono_ns,
                                [](std::int64_t t, const Segment& s) { return t < s.from_mono_ns; });
-  if (next == segments_.begin()) return sat_add(mono_ns, next->offset_ns());
+  if (next == segments_.begin()) return sat_add(mono_ns, next->offset_ns);
   const Segment& segment = *std::prev(next);
-  if (mono_ns <= segment.newest_mono_ns) return sat_add(mono_ns, segment.offset_ns());
+  if (mono_ns <= segment.newest_mono_ns) return sat_add(mono_ns, segment.offset_ns);
   // Between the last reading before a step and the first after it: when the step happened is not
   // known, so the offset goes linearly from one to the other. A single step is then placed no
   // worse than by either offset, and a clock moved by many small steps (a catch-up) is followed.
   const long double f = static_cast<long double>(mono_ns - segment.newest_mono_ns) /
                         static_cast<long double>(next->from_mono_ns - segment.newest_mono_ns);
-  const long double moved = static_cast<long double>(next->offset_ns()) - static_cast<long double>(segment.offset_ns());
-  return sat_add(sat_add(mono_ns, segment.offset_ns()), static_cast<std::int64_t>(f * moved));
+  const long double moved = static_cast<long double>(next->offset_ns) - static_cast<long double>(segment.offset_ns);
+  return sat_add(sat_add(mono_ns, segment.offset_ns), static_cast<std::int64_t>(f * moved));
 }
 
-std::int64_t MonotonicToRealtime::Segment::offset_ns() const { return sat_add(low_ns, sat_sub(high_ns, low_ns) / 2); }
+void MonotonicToRealtime::Segment::set_bounds(std::int64_t low, std::int64_t high) {
+  low_ns = low;
+  high_ns = high;
+  offset_ns = sat_add(low, sat_sub(high, low) / 2);
+}
 
 MonotonicToRealtime::Stats MonotonicToRealtime::stats() const {
   Stats out{readings_, steps_, 0};

@@ -77,7 +77,8 @@ class MonotonicToRealtime {
     std::int64_t newest_mono_ns;  // its newest reading
     std::int64_t low_ns;          // the offset REALTIME - MONOTONIC is in [low_ns, high_ns]
     std::int64_t high_ns;
-    std::int64_t offset_ns() const;  // the middle of the bounds
+    std::int64_t offset_ns;  // the middle of the bounds, kept: every half is mapped through it
+    void set_bounds(std::int64_t low, std::int64_t high);
   };
 
   Keep keep_;
