@@ -10,18 +10,8 @@
 #     (a host without an agent): its unpaired sends are not failures, health 1 again, exit 0.
 source "$(dirname "$0")/lib.sh"
 
-CG=/sys/fs/cgroup/unified/skewscope-$RUN_ID
-[ -d /sys/fs/cgroup/unified ] || CG=/sys/fs/cgroup/skewscope-$RUN_ID
-remove_test_cgroups() {
-  local rc=$? pids
-  pids=$(cat "$CG"/*/cgroup.procs 2>/dev/null || true)
-  [ -z "$pids" ] || kill $pids 2>/dev/null || true
-  sleep 0.2
-  rmdir "$CG"/client "$CG"/server "$CG"/outside "$CG" 2>/dev/null || true
-  return $rc
-}
 trap 'rc_=$?; set +e; remove_test_cgroups; (exit $rc_); cleanup' EXIT INT TERM
-mkdir -p "$CG/client" "$CG/server" "$CG/outside"
+make_test_cgroups client server outside
 
 lab_up 3
 start_agent --domain client=cgroup:"$CG/client" --domain server=cgroup:"$CG/server" --only-domains \

@@ -13,7 +13,7 @@
 # per call: the second half is then skipped (said so).
 source "$(dirname "$0")/lib.sh"
 source "$(dirname "$0")/kafka_lab.sh"
-trap 'rc_=$?; set +e; remove_cgroups; (exit $rc_); cleanup' EXIT INT TERM
+trap 'rc_=$?; set +e; remove_test_cgroups; (exit $rc_); cleanup' EXIT INT TERM
 make_client_cgroups
 
 lab_up 3

@@ -5,20 +5,8 @@
 KAFKA_TOOL=$BUILD/tests/tools/test_kafka
 command -v kcat >/dev/null || fail "kcat is not installed (scripts/setup installs it)"
 command -v socat >/dev/null || fail "socat is not installed"
-CG=/sys/fs/cgroup/unified/skewscope-$RUN_ID
-[ -d /sys/fs/cgroup/unified ] || CG=/sys/fs/cgroup/skewscope-$RUN_ID
-
-# For the test's EXIT trap, before lib.sh's cleanup, after `set +e` (under set -e a failing
-# command in the trap would end it before the cleanup); returns the status it was called with.
-remove_cgroups() {
-  local rc=$? pids
-  pids=$(cat "$CG"/*/cgroup.procs 2>/dev/null || true)
-  [ -z "$pids" ] || kill $pids 2>/dev/null || true
-  sleep 0.2
-  rmdir "$CG"/producer "$CG"/consumer "$CG" 2>/dev/null || true
-  return $rc
-}
-make_client_cgroups() { mkdir -p "$CG/producer" "$CG/consumer"; }
+# The clients' cgroups, under lib.sh's CG (remove_test_cgroups removes them).
+make_client_cgroups() { make_test_cgroups producer consumer; }
 
 # start_pipeline_kafka TOPIC:PARTITIONS:RF: one broker in host 3 (files $WORK/pipe.*), its port
 # forwarded; sets BROKER (host 3's address) and PORT (127.0.0.1:PORT in hosts 1 and 2).

@@ -11,7 +11,7 @@
 source "$(dirname "$0")/lib.sh"
 source "$(dirname "$0")/kafka_lab.sh"
 TOPIC=orders
-trap 'rc_=$?; set +e; remove_cgroups; (exit $rc_); cleanup' EXIT INT TERM
+trap 'rc_=$?; set +e; remove_test_cgroups; (exit $rc_); cleanup' EXIT INT TERM
 make_client_cgroups
 
 lab_up 3

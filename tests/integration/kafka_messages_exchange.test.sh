@@ -16,7 +16,7 @@ source "$(dirname "$0")/lib.sh"
 source "$(dirname "$0")/exchange_lib.sh"
 source "$(dirname "$0")/kafka_lab.sh"
 PIPE_TOPIC=orders
-trap 'rc_=$?; set +e; [ $rc_ -ne 0 ] && show_agent_logs; (exit $rc_); remove_cgroups; cleanup' EXIT INT TERM
+trap 'rc_=$?; set +e; [ $rc_ -ne 0 ] && show_agent_logs; (exit $rc_); remove_test_cgroups; cleanup' EXIT INT TERM
 make_client_cgroups
 
 lab_up 3

@@ -9,7 +9,7 @@ source "$(dirname "$0")/lib.sh"
 source "$(dirname "$0")/kafka_lab.sh"
 TOPIC=early
 COUNT=600
-trap 'rc_=$?; set +e; remove_cgroups; (exit $rc_); cleanup' EXIT INT TERM
+trap 'rc_=$?; set +e; remove_test_cgroups; (exit $rc_); cleanup' EXIT INT TERM
 make_client_cgroups
 
 lab_up 3

@@ -109,6 +109,23 @@ alive() { [ -e "/proc/$1" ] && ! grep -q '^[0-9]* (.*) Z' "/proc/$1/stat" 2>/dev
 # in_cgroup DIR CMD...: CMD (and what it starts) runs in the cgroup DIR
 in_cgroup() { local cg=$1; shift; sh -c 'echo $$ >"$0/cgroup.procs" && exec "$@"' "$cg" "$@"; }
 
+# This run's own cgroup, CG (nothing is ever attached to the machine's root cgroup):
+# make_test_cgroups NAME... creates children of it; remove_test_cgroups, for a test's EXIT trap
+# after `set +e` (under set -e a failing command would end the trap before lib.sh's cleanup),
+# kills what still runs in them, removes them and CG, and returns the status it was called with.
+CG=/sys/fs/cgroup/unified/skewscope-$RUN_ID
+[ -d /sys/fs/cgroup/unified ] || CG=/sys/fs/cgroup/skewscope-$RUN_ID
+make_test_cgroups() { local c; for c in "$@"; do mkdir -p "$CG/$c"; done; }
+remove_test_cgroups() {
+  local rc=$? pids child
+  pids=$(cat "$CG"/*/cgroup.procs 2>/dev/null || true)
+  [ -z "$pids" ] || kill $pids 2>/dev/null || true
+  sleep 0.2
+  for child in "$CG"/*/; do [ -d "$child" ] && rmdir "$child" 2>/dev/null; done
+  rmdir "$CG" 2>/dev/null || true
+  return $rc
+}
+
 # pings FROM TO ENDPOINT COUNT: COUNT request/responses from lab host FROM to an echo server at
 # ENDPOINT in host TO and back, on one fresh connection (the server serves that one; the client
 # retries until it listens). The client's output is in $WORK/ping.out. Then 0.5 s: the agent reads

@@ -8,17 +8,8 @@
 #  - namespace domain: the same calls are all copied, whoever makes them (the socket's namespace
 #    is the domain), and none is counted outside.
 source "$(dirname "$0")/lib.sh"
-CG=/sys/fs/cgroup/unified/skewscope-$RUN_ID
-[ -d /sys/fs/cgroup/unified ] || CG=/sys/fs/cgroup/skewscope-$RUN_ID
-remove_cgroups() {
-  local pids
-  pids=$(cat "$CG"/*/cgroup.procs 2>/dev/null || true)
-  [ -z "$pids" ] || kill $pids 2>/dev/null || true
-  sleep 0.2
-  rmdir "$CG"/inside "$CG"/elsewhere "$CG" 2>/dev/null || true
-}
-trap 'rc_=$?; set +e; remove_cgroups; (exit $rc_); cleanup' EXIT INT TERM
-mkdir -p "$CG/inside" "$CG/elsewhere"
+trap 'rc_=$?; set +e; remove_test_cgroups; (exit $rc_); cleanup' EXIT INT TERM
+make_test_cgroups inside elsewhere
 lab_up 2
 B=10.77.0.2
 
