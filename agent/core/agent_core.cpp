@@ -249,7 +249,7 @@ AgentReport AgentCore::report(std::int64_t now_ns, const SourceCounters& source)
   for (std::size_t i = 0; i < domains_.size(); ++i) r.domain_names.push_back(domains_.name(static_cast<DomainId>(i)));
   r.source = source;
   r.realtime_mapping = clock_mapping_.stats();
-  r.clock_steps_watched = clock_steps_watched_;
+  if (clock_step_watch_) r.clock_steps_watched = clock_steps_watched_;
   for (const auto& origin : source.lost_by_origin) {
     auto domain = domains_.classify(origin.netns_ino, origin.cgroup_id);
     auto same = [&](const DomainLoss& l) {

@@ -71,12 +71,12 @@ class AgentCore {
   bool capture_up() const { return !capture_error_; }
 
   MonotonicToRealtime& clock_mapping() { return clock_mapping_; }
-  // The clock-step watch runs (runtime/clock_step_watch.hpp); from now on the report counts the
-  // steps it woke for, on each of which it calls clock_stepped(): the mapping reads the clocks.
-  void watch_clock_steps() { clock_steps_watched_ = 0; }
+  // The clock-step watch (runtime/clock_step_watch.hpp) runs: the report shows the steps it woke
+  // for, on each of which it calls clock_stepped() (the mapping reads the clocks at once).
+  void watch_clock_steps() { clock_step_watch_ = true; }
   void clock_stepped() {
     clock_mapping_.sample_now();
-    if (clock_steps_watched_) ++*clock_steps_watched_;
+    ++clock_steps_watched_;
   }
   SimulatedClocks& simulated_clocks() { return simulated_; }
   const DomainRegistry& domains() const { return domains_; }
@@ -171,7 +171,8 @@ class AgentCore {
   std::uint32_t own_netns_ = 0;
   std::optional<std::int64_t> clock_bound_ns_;
   MonotonicToRealtime clock_mapping_;
-  std::optional<std::uint64_t> clock_steps_watched_;  // null: no clock-step watch
+  bool clock_step_watch_ = false;
+  std::uint64_t clock_steps_watched_ = 0;
   SimulatedClocks simulated_;
   Correlator correlator_;
   HealthTracker health_;

@@ -265,7 +265,7 @@ int run_agent(AgentPlan plan) {
   // A step of CLOCK_REALTIME has both mappings read the clocks at once (runtime/clock_step_watch.hpp).
   auto step_watch = ClockStepWatch::start([&core, exchange = kafka.get()] {
     core.lock()->clock_stepped();
-    if (exchange) exchange->sample_clock_now();
+    if (exchange) exchange->sample_clocks();
   });
   if (step_watch) {
     core.lock()->watch_clock_steps();

@@ -8,7 +8,6 @@
 // towards the step, off by up to its size. It costs nothing while the clock is not stepped.
 #pragma once
 
-#include <atomic>
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -27,8 +26,6 @@ class ClockStepWatch {
   ClockStepWatch(const ClockStepWatch&) = delete;
   ClockStepWatch& operator=(const ClockStepWatch&) = delete;
 
-  std::uint64_t steps_seen() const { return steps_seen_.load(std::memory_order_relaxed); }
-
  private:
   ClockStepWatch(int timer_fd, int stop_fd, std::function<void()> on_step);
   void run();
@@ -37,7 +34,6 @@ class ClockStepWatch {
   int timer_fd_;
   int stop_fd_;  // an eventfd: written once to end the thread
   std::function<void()> on_step_;
-  std::atomic<std::uint64_t> steps_seen_{0};
   std::thread thread_;  // last: started once every member above is ready
 };
 

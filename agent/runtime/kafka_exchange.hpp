@@ -53,9 +53,9 @@ class KafkaExchange {
     clock_bound_ns_ = error_bound_ns;
     clock_status_ = status;
   }
-  // The clock was just stepped (runtime/clock_step_watch.hpp): the shipping mapping reads the
-  // clocks now rather than at the producer's next pass. Any thread.
-  void sample_clock_now();
+  // The shipping mapping reads the clocks: every producer pass, and from the clock-step watch
+  // (runtime/clock_step_watch.hpp) at once after a step. Any thread.
+  void sample_clocks();
 
  private:
   KafkaExchange(const ExchangeSettings& settings, SharedCore& core);
@@ -93,13 +93,13 @@ class KafkaExchange {
   std::atomic<std::int64_t> clock_bound_ns_{0};
   std::atomic<std::uint32_t> clock_status_{0};
 
-  // Producer thread only.
-  // Sampled every pass (a few ms): a shipped half's wall-clock time comes from this mapping, whose
-  // steps are placed to within a pass (core_exchange.hpp says why).
-  // Under its own lock: the clock-step watch reads the clocks into it too (sample_clock_now).
+  // Read every producer pass (a few ms): a shipped half's wall-clock time comes from this mapping,
+  // whose steps are placed to within a pass (core_exchange.hpp says why). Under its own lock: the
+  // clock-step watch reads the clocks into it too (sample_clocks).
   mutable std::mutex shipping_clock_lock_;
   MonotonicToRealtime shipping_clock_;
-  void sample_clocks();
+
+  // Producer thread only.
   std::unordered_map<std::string, std::uint64_t> dropped_since_batch_;  // by key, told in the next batch
   std::uint64_t epoch_ = 0;     // random at start: a reader tells this run's sequence from an earlier one's
   std::uint64_t sequence_ = 0;  // of the records signed by this run

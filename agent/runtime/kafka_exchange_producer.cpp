@@ -63,8 +63,6 @@ void KafkaExchange::sample_clocks() {
   shipping_clock_.sample_now();
 }
 
-void KafkaExchange::sample_clock_now() { sample_clocks(); }
-
 void KafkaExchange::produce_outgoing() {
   std::vector<OutgoingHalf> out;
   std::vector<OutgoingRdmaHalf> rdma_out;
@@ -83,8 +81,8 @@ void KafkaExchange::produce_outgoing() {
     for (std::size_t i = 0; i < core->domains().size(); ++i)
       names.push_back(core->domains().name(static_cast<DomainId>(i)));
   }
-  sample_clocks();  // after the take: every half taken was captured before this sample
   std::unique_lock clock_guard(shipping_clock_lock_);  // until every half is dated
+  shipping_clock_.sample_now();  // after the take: every half taken was captured before this reading
   // One record per key: a host pair's halves travel together, in capture order.
   std::unordered_map<std::string, WireBatch> batches;
   std::unordered_map<std::string, std::unordered_map<std::uint32_t, std::uint32_t>> domain_index;
@@ -190,11 +188,15 @@ void KafkaExchange::update_status() {
     if (known) lag = total;
     rd_kafka_topic_partition_list_destroy(assigned);
   }
+  MonotonicToRealtime::Stats mapping;
+  {
+    std::lock_guard clock_guard(shipping_clock_lock_);
+    mapping = shipping_clock_.stats();
+  }
   std::lock_guard guard(stats_lock_);
   stats_.connected = connected;
   stats_.consumer_lag = lag;
-  std::lock_guard clock_guard(shipping_clock_lock_);
-  stats_.realtime_mapping = shipping_clock_.stats();
+  stats_.realtime_mapping = mapping;
 }
 
 void KafkaExchange::run_producer() {
