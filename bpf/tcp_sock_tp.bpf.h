@@ -29,6 +29,8 @@
  * arguments, in the task's saved user registers, for the whole call. */
 #pragma once
 
+#include "lib/payload_mirror.bpf.h"
+
 struct send_start {
 	__u64 ts_ns;
 	struct sock *sk;
@@ -111,19 +113,29 @@ static __always_inline __u64 msg_send_that_waits(struct sock *sk, struct msghdr 
 	return (long)left > room ? left : 0;
 }
 
-/* The payload copy of a call that moved `ret` bytes on a TCP socket, stamped as its half. The
- * buffer is the one the syscall named (the same arguments the syscall families read at entry);
- * a socket call that no traced syscall made (io_uring, splice, the kernel's own, the mmsg calls,
- * a 32-bit process) has none there: not copied, counted. */
-static __always_inline void sock_payload(struct task_struct *task, struct sock *sk, __u8 kind, __u64 ts_ns,
-					 __u32 seq, int ret)
+/* Whether a call on a TCP socket that moved `ret` bytes is copied (payload_decide): its protocol,
+ * or -1; *verdict gets the socket's kept verdict (NULL at its first call). */
+static __always_inline int sock_payload_decide(struct task_struct *task, struct sock *sk, int ret,
+					       struct payload_verdict **verdict)
 {
+	*verdict = NULL;
 	if (!payload_max || ret <= 0)
+		return -1;
+	struct payload_caller who = {.cgroup_id = current_caller(task).cgroup_id, .typed = 1};
+	return payload_decide(sk, who, verdict);
+}
+
+/* The payload copy of a call on a followed socket (`proto`, from sock_payload_decide) that moved
+ * `ret` bytes, stamped as its half. The buffer is the one the syscall named (the same arguments
+ * the syscall families read at entry); a socket call that no traced syscall made (io_uring,
+ * splice, the kernel's own, the mmsg calls, a 32-bit process) has none there: not copied,
+ * counted. */
+static __always_inline void sock_payload(struct task_struct *task, struct sock *sk, int proto, __u8 kind,
+					 __u64 ts_ns, __u32 seq, int ret)
+{
+	if (!payload_max || proto < 0 || ret <= 0)
 		return;
 	struct payload_caller who = {.cgroup_id = current_caller(task).cgroup_id, .typed = 1};
-	int proto = payload_decide(sk, who);
-	if (proto < 0)
-		return;
 	struct pt_regs *regs = (struct pt_regs *)bpf_task_pt_regs(task);
 	__u8 syscall = SYS_NATIVE(regs) ? traced_syscall_of(SYS_NR(regs)) : 0;
 	/* A syscall of the other direction (a send made inside a read) names no buffer of this call. */
@@ -169,7 +181,7 @@ int sock_send_begin(unsigned long long *ctx)
 	slot->announced = waits > 0xffffffffULL ? 0xffffffffU : (__u32)waits;
 	if (slot->announced)
 		emit_half(TUPLE_TYPED, sk, current_caller(task), now, slot->seq, slot->announced,
-			  SKEWSCOPE_HALF_SEND, SKEWSCOPE_SYS_SOCKET);
+			  SKEWSCOPE_HALF_SEND, SKEWSCOPE_SYS_SOCKET, 0);
 	return 0;
 }
 
@@ -190,7 +202,11 @@ int sock_send_end(unsigned long long *ctx)
 	/* Another socket's start: a protocol that sends through TCP underneath (kernel TLS, ...). */
 	if (slot->sk != sk)
 		return 0;
-	sock_payload(task, sk, SKEWSCOPE_HALF_SEND, slot->ts_ns, slot->seq, ret);
+	struct payload_verdict *verdict;
+	int proto = sock_payload_decide(task, sk, ret, &verdict);
+	sock_payload(task, sk, proto, SKEWSCOPE_HALF_SEND, slot->ts_ns, slot->seq, ret);
+	if (proto == SKEWSCOPE_PROTO_ZMTP)
+		mirror_file_sender(sk, verdict);
 	if (slot->announced) {
 		if (ret != (int)slot->announced) /* a signal, SO_SNDTIMEO or an error cut it short */
 			count_event(SKEWSCOPE_CNT_SEND_CUT_SHORT);
@@ -199,7 +215,7 @@ int sock_send_end(unsigned long long *ctx)
 	if (ret <= 0)
 		return 0;
 	emit_half(TUPLE_TYPED, sk, current_caller(task), slot->ts_ns, slot->seq, (__u64)ret,
-		  SKEWSCOPE_HALF_SEND, SKEWSCOPE_SYS_SOCKET);
+		  SKEWSCOPE_HALF_SEND, SKEWSCOPE_SYS_SOCKET, 0);
 	return 0;
 }
 
@@ -218,8 +234,18 @@ int sock_recv_end(unsigned long long *ctx)
 		return 0;
 	__u64 now = bpf_ktime_get_ns();
 	__u32 seq = recv_first_byte(sk, ret);
+	struct payload_verdict *verdict;
+	int proto = sock_payload_decide(task, sk, ret, &verdict);
+	const int mirrored = proto == SKEWSCOPE_PROTO_ZMTP ? mirror_receive(sk, verdict, seq) : 0;
+	__u8 half_flags = 0;
+	if (mirrored)
+		half_flags = SKEWSCOPE_HALF_PAYLOAD_MIRRORED |
+			     (mirrored == MIRROR_FIRST_RECEIVE ? SKEWSCOPE_HALF_PAYLOAD_MIRROR_FIRST : 0);
 	emit_half(TUPLE_TYPED, sk, current_caller(task), now, seq, (__u64)ret, SKEWSCOPE_HALF_RECV,
-		  SKEWSCOPE_SYS_SOCKET);
-	sock_payload(task, sk, SKEWSCOPE_HALF_RECV, now, seq, ret);
+		  SKEWSCOPE_SYS_SOCKET, half_flags);
+	if (mirrored)
+		payload_count(SKEWSCOPE_PCNT_RECV_MIRRORED);
+	else
+		sock_payload(task, sk, proto, SKEWSCOPE_HALF_RECV, now, seq, ret);
 	return 0;
 }

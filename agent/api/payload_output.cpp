@@ -68,6 +68,12 @@ nlohmann::json payload_json(const PayloadReport& p, const std::vector<std::strin
             {"pairs", m.zmtp_pairs},
             {"pairing_ratio", ratio(m.zmtp_pairs, m.zmtp_send_messages)},
             {"diverted_to_exchange", m.zmtp_diverted},  // halves of cross-host messages: paired by the owner
+            {"mirrored",  // receives not copied: the sender's parse here names their messages
+             {{"calls_not_copied", s.recv_mirrored},
+              {"calls", m.zmtp_mirrored_calls},
+              {"unresolved_calls", m.zmtp_mirror_unresolved_calls},
+              {"messages_given_up", m.zmtp_mirror_messages_given_up},
+              {"boundaries_dropped", m.zmtp_mirror_boundaries_dropped}}},
             {"streams",
              {{"zmtp3", m.zmtp_streams_v3},
               {"zmtp2", m.zmtp_streams_v2},

@@ -19,7 +19,8 @@ static_assert(offsetof(skewscope_half_event, pid) == 64);
 static_assert(offsetof(skewscope_half_event, tid) == 68);
 static_assert(offsetof(skewscope_half_event, kind) == 72);
 static_assert(offsetof(skewscope_half_event, syscall) == 73);
-static_assert(offsetof(skewscope_half_event, pad) == 74);
+static_assert(offsetof(skewscope_half_event, flags) == 74);
+static_assert(offsetof(skewscope_half_event, pad) == 75);
 static_assert(sizeof(Address) == sizeof(skewscope_half_event::local_addr));
 
 const char* decode_reject_name(DecodeReject r) {

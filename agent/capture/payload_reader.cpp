@@ -97,6 +97,7 @@ PayloadCounters PayloadRingReader::counters() const {
   c.wakeups = sum(SKEWSCOPE_PCNT_WAKEUPS);
   c.sockets_mid_stream = sum(SKEWSCOPE_PCNT_CLASSIFIED_MID_STREAM);
   c.calls_without_buffer = sum(SKEWSCOPE_PCNT_NO_SYSCALL_BUFFER);
+  c.recv_mirrored = sum(SKEWSCOPE_PCNT_RECV_MIRRORED);
   return c;
 }
 

@@ -33,6 +33,7 @@ struct PayloadCounters {
   std::uint64_t outside_calls = 0;              // calls on a followed socket from outside every domain
   std::uint64_t sockets_mid_stream = 0;         // of the sockets classified from bytes: from mid-stream bytes
   std::uint64_t calls_without_buffer = 0;       // sock_tp: a followed socket's call no syscall's buffer names
+  std::uint64_t recv_mirrored = 0;              // sock_tp: ZMTP receives not copied, their sender's copy serving
   std::uint64_t wakeups = 0;                    // records submitted with a forced wake-up of the reader
   std::uint64_t malformed_records = 0;          // records shorter than their header says (never decoded)
 };

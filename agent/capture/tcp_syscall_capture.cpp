@@ -98,6 +98,10 @@ TcpSyscallCapture::Opened TcpSyscallCapture::load(const std::vector<HookChoice>&
   if (int err = bpf_map__set_max_entries(self->skel_->maps.payloads, payload_ring_bytes)) {
     return Opened::fail("sizing the payload ring buffer: " + std::string(std::strerror(-err)));
   }
+  // The local ZMTP senders' table (bpf/lib/payload_mirror.bpf.h) is only read with payload capture
+  // on: without it, one entry per CPU (an LRU's least) instead of 4096 preallocated.
+  if (payload.max_bytes == 0)
+    bpf_map__set_max_entries(self->skel_->maps.payload_mirror_senders, static_cast<__u32>(cpus));
 
   if (int err = tcp_syscalls__load(self->skel_)) {
     const std::string said = take_libbpf_messages();

@@ -62,6 +62,9 @@ void AgentCore::ingest(const std::vector<skewscope_half_event>& batch) {
     (half.kind == HalfKind::send ? ingest_.sends : ingest_.recvs) += 1;
     learn_local_address(half);
     if (nat_) nat_->translate(half.flow);
+    // Its bytes were not copied: the sender's copy here names its messages (after this pass).
+    if ((event.flags & SKEWSCOPE_HALF_PAYLOAD_MIRRORED) && messages_)
+      mirrored_.push_back({half, (event.flags & SKEWSCOPE_HALF_PAYLOAD_MIRROR_FIRST) != 0});
     if (exchange_ && exchange_->divert(half, half.domain_ns - clock_mapping_.to_realtime(half.capture_ns))) continue;
     correlator_.add(half, spans_);
     // Every span a half completes is of that half's flow: kept beside it for the recent spans.
@@ -72,6 +75,16 @@ void AgentCore::ingest(const std::vector<skewscope_half_event>& batch) {
     pairing_window_.add_paired(span.dst, span.capture_ns);
   }
   record_spans(nullptr);
+  if (!mirrored_.empty()) pair_mirrored_receives();
+}
+
+void AgentCore::pair_mirrored_receives() {
+  spans_.clear();
+  span_info_.clear();
+  const MessagePairing::ToDomainClock clock = message_clock();
+  for (const auto& [half, first] : mirrored_) messages_->add_mirrored_receive(half, first, clock, spans_, span_info_);
+  mirrored_.clear();
+  record_spans(&span_info_);
 }
 
 void AgentCore::learn_local_address(const Half& half) {

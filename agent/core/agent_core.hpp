@@ -194,6 +194,10 @@ class AgentCore {
   std::optional<MessagePairing> messages_;
   std::optional<PayloadReport> payload_;
   std::vector<MessageSpanInfo> span_info_;
+  // ingest(): receive halves whose bytes the kernel did not copy (SKEWSCOPE_HALF_PAYLOAD_MIRRORED),
+  // paired at message level after the pass from their sender's parse.
+  std::vector<std::pair<Half, bool>> mirrored_;  // and whether the kernel marked it its socket's first
+  void pair_mirrored_receives();
   std::optional<exchange::CoreExchange> exchange_;
   std::vector<ShippedKafkaHalf> shipped_;  // reused buffer: MessagePairing -> exchange
   void ship_kafka_halves();

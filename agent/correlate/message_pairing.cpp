@@ -1,8 +1,10 @@
 #include "correlate/message_pairing.hpp"
 
 #include <algorithm>
+#include <optional>
 #include <utility>
 
+#include "correlate/zmtp_mirror.hpp"
 #include "protocols/kafka/kafka_connection.hpp"
 #include "protocols/zmtp/zmtp_stream.hpp"
 #include "skewscope/tcp_seq.hpp"
@@ -57,7 +59,28 @@ struct MessagePairing::State {
       std::vector<std::uint8_t> prefix;
     };
     std::deque<HeldChunk> held;
+    // One copy for both ends (correlate/zmtp_mirror.hpp). A sending stream whose receiver is
+    // followed here too keeps where its messages end, until that receiver's mirrored calls take
+    // them or its own parse (while copied) passes them; a receiving stream whose calls come
+    // uncopied keeps them until the sender's parse has passed them.
+    bool receiver_mirrored = false;  // sender: its receiver's calls come uncopied
+    std::size_t next_boundary_check = kBoundaryCheck;
+    std::deque<ZmtpBoundary> boundaries;
+    bool mirrored = false;  // receiver: its calls come uncopied
+    ZmtpMirroredCalls calls;
+    // The other end of the direction, found once per change of the table (streams_epoch): the
+    // mirrored path meets it at every chunk.
+    ZmtpStream* other = nullptr;
+    std::uint64_t other_epoch = 0;
   };
+  // A sending stream with a local receiver checks its boundaries against that receiver every
+  // kBoundaryCheck messages; it keeps at most kMaxBoundaries (a socket buffer's worth of small
+  // messages, 512 KiB), and a mirrored receiver at most kMaxMirroredCalls calls.
+  static constexpr std::size_t kBoundaryCheck = 256;
+  static constexpr std::size_t kMaxBoundaries = 1 << 16;
+  static constexpr std::size_t kMaxMirroredCalls = 1 << 14;
+  std::uint64_t streams_epoch = 1;                   // moves on whenever a stream is added or erased
+  std::deque<ZmtpBoundary> no_boundaries;            // a mirrored receiver's, while no sender is followed
   static constexpr std::size_t kMaxHeldChunks = 64;  // 512 KiB of 8 KiB writes
   static constexpr std::int64_t kMaxHoldNs = 1'000'000'000;
 
@@ -101,6 +124,7 @@ struct MessagePairing::State {
         return;
       }
       it = zmtp_streams.emplace(key, ZmtpStream{}).first;
+      ++streams_epoch;
       (send ? zmtp_senders : zmtp_receivers)[h.flow] = h.domain;
     }
     ZmtpStream& stream = it->second;
@@ -109,7 +133,8 @@ struct MessagePairing::State {
     if (send) {
       if (!stream.held.empty() || out_of_sync(stream) || gap_before(stream, h)) {
         const auto other = other_end(key);
-        if (other != zmtp_streams.end()) {
+        // A mirrored receiver parses nothing: no start of its to wait for.
+        if (other != zmtp_streams.end() && !other->second.mirrored) {
           other->second.starts_wanted = true;
           if (stream.held.empty()) ++holding_senders;
           stream.held.push_back({h, std::vector<std::uint8_t>(chunk.prefix.begin(), chunk.prefix.end())});
@@ -134,6 +159,9 @@ struct MessagePairing::State {
       }
     }
     if (sender && !sender->held.empty()) release_held(other->first, *sender, &stream, clock, out, info, h.capture_ns);
+    // A copied call before mirroring began, parsed after the mirrored ones came: they may go on now.
+    if (stream.mirrored && !stream.calls.empty())
+      resolve_mirrored(key, stream, other_of(key, stream), h.capture_ns, clock, out, info);
   }
 
   static bool out_of_sync(const ZmtpStream& s) { return s.tracker.state() == zmtp::StreamTracker::State::kOutOfSync; }
@@ -150,6 +178,15 @@ struct MessagePairing::State {
     if (domain == index.end()) return zmtp_streams.end();
     const HalfKind other = key.kind == HalfKind::send ? HalfKind::recv : HalfKind::send;
     return zmtp_streams.find(StreamKey{domain->second, other, key.flow});
+  }
+
+  ZmtpStream* other_of(const StreamKey& key, ZmtpStream& stream) {
+    if (stream.other_epoch != streams_epoch) {
+      const auto it = other_end(key);
+      stream.other = it == zmtp_streams.end() ? nullptr : &it->second;
+      stream.other_epoch = streams_epoch;
+    }
+    return stream.other;
   }
 
   // Feeds a sending stream's held chunks, oldest first: each once its receiver (null: none any
@@ -210,40 +247,141 @@ struct MessagePairing::State {
     }
     count_stream_facts(key, stream);
     const std::size_t first_span = out.size();  // this chunk's spans, which a run may join
-    std::int64_t clock_read_ts = 0, clock_read = 0;
-    bool clock_read_valid = false;
+    if (send) keep_boundaries(key, stream);
+    MessageClock stamp{clock, h.domain};
     for (const auto& m : messages) {
       // The sender's stamp is the call that wrote its first byte; the receiver's, the call that
       // read its last: the message is whole in the receiver's hands only then.
       const auto ts = static_cast<std::int64_t>(send ? m.first_ts_ns : m.last_ts_ns);
-      // Most of a chunk's messages share its stamp: one clock reading for them.
-      if (!clock_read_valid || ts != clock_read_ts) {
-        clock_read = clock(h.domain, ts);
-        clock_read_ts = ts;
-        clock_read_valid = true;
-      }
-      const ZmtpMessageEnd end{h.domain, ts, clock_read,
-                               static_cast<std::uint32_t>(std::min<std::uint64_t>(m.wire_bytes, UINT32_MAX))};
-      (send ? counters.zmtp_send_messages : counters.zmtp_recv_messages) += 1;
-      if (divert_zmtp) {
-        Half half = h;
-        half.transport = Transport::zmtp;
-        half.seq = m.seq;
-        half.bytes = end.bytes;
-        half.capture_ns = ts;
-        half.domain_ns = end.time_ns;
-        if (divert_zmtp(half)) {
-          ++counters.zmtp_diverted;
-          continue;
-        }
-      }
-      if (!zmtp.add(h.kind, h.flow, m.seq, end, pending() < limits.max_pending, out)) continue;
-      if (out.size() - first_span >= 2 && join_run(out[out.size() - 2], out.back())) {
-        out.pop_back();
-      } else {
-        info.push_back({});
+      offer_message(h, m.seq, static_cast<std::uint32_t>(std::min<std::uint64_t>(m.wire_bytes, UINT32_MAX)), ts,
+                    stamp(ts), first_span, out, info);
+    }
+    if (send && stream.receiver_mirrored) {
+      ZmtpStream* receiver = other_of(key, stream);
+      if (receiver && !receiver->calls.empty()) {
+        const auto receiver_key = zmtp_receivers.find(key.flow);
+        if (receiver_key != zmtp_receivers.end())
+          resolve_mirrored(StreamKey{receiver_key->second, HalfKind::recv, key.flow}, *receiver, &stream, h.capture_ns,
+                           clock, out, info);
       }
     }
+  }
+
+  // Most of a chunk's messages share its stamp: one clock reading for them.
+  struct MessageClock {
+    const ToDomainClock& clock;
+    DomainId domain;
+    std::int64_t ts = 0, read = 0;
+    bool valid = false;
+    std::int64_t operator()(std::int64_t at) {
+      if (!valid || at != ts) {
+        read = clock(domain, at);
+        ts = at;
+        valid = true;
+      }
+      return read;
+    }
+  };
+
+  // One message half of `h`'s stream (its kind, domain and flow): to the exchange (divert) or the
+  // matcher; a span it completes joins the run of spans before it from `first_span` when it can.
+  void offer_message(const Half& h, std::uint32_t seq, std::uint32_t bytes, std::int64_t ts, std::int64_t time_ns,
+                     std::size_t first_span, std::vector<Span>& out, std::vector<MessageSpanInfo>& info) {
+    const ZmtpMessageEnd end{h.domain, ts, time_ns, bytes};
+    (h.kind == HalfKind::send ? counters.zmtp_send_messages : counters.zmtp_recv_messages) += 1;
+    if (divert_zmtp) {
+      Half half = h;
+      half.transport = Transport::zmtp;
+      half.seq = seq;
+      half.bytes = end.bytes;
+      half.capture_ns = ts;
+      half.domain_ns = end.time_ns;
+      if (divert_zmtp(half)) {
+        ++counters.zmtp_diverted;
+        return;
+      }
+    }
+    if (!zmtp.add(h.kind, h.flow, seq, end, pending() < limits.max_pending, out)) return;
+    if (out.size() - first_span >= 2 && join_run(out[out.size() - 2], out.back())) {
+      out.pop_back();
+    } else {
+      info.push_back({});
+    }
+  }
+
+  // A sending stream's messages just parsed (this->messages): where they end, kept while its
+  // receiver is followed here too. Every kBoundaryCheck messages the receiver is asked how far it
+  // got: a copied receiver's parse passed what it read (those need no boundary; they are kept
+  // only for the moment it becomes mirrored); a mirrored one takes them itself, up to
+  // kMaxBoundaries behind.
+  void keep_boundaries(const StreamKey& key, ZmtpStream& stream) {
+    if (messages.empty()) return;
+    // Cached until a stream is added or erased: no lookup per chunk.
+    ZmtpStream* receiver = other_of(key, stream);
+    if (!receiver) {
+      stream.boundaries.clear();
+      return;
+    }
+    stream.receiver_mirrored = receiver->mirrored;
+    for (const auto& m : messages)
+      stream.boundaries.push_back(
+          {m.seq, static_cast<std::uint32_t>(std::min<std::uint64_t>(m.wire_bytes, UINT32_MAX))});
+    if (stream.boundaries.size() < stream.next_boundary_check) return;
+    if (!receiver->mirrored && receiver->tracker.state() == zmtp::StreamTracker::State::kFrames) {
+      const std::uint32_t parsed_to = receiver->tracker.next_seq();
+      while (!stream.boundaries.empty() && !seq_before(parsed_to, stream.boundaries.front().end()))
+        stream.boundaries.pop_front();
+    }
+    while (stream.boundaries.size() > kMaxBoundaries) {
+      stream.boundaries.pop_front();
+      if (receiver->mirrored) ++counters.zmtp_mirror_boundaries_dropped;
+    }
+    stream.next_boundary_check = stream.boundaries.size() + kBoundaryCheck;
+  }
+
+  // A mirrored receiver's waiting calls against its sender's boundaries (`sender`: null when no
+  // sending stream of the direction is followed here): each message whose last byte a call read
+  // gets its receive half, stamped by that call. `now_ns`: the newest capture time known.
+  void resolve_mirrored(const StreamKey& key, ZmtpStream& receiver, ZmtpStream* sender, std::int64_t now_ns,
+                        const ToDomainClock& clock, std::vector<Span>& out, std::vector<MessageSpanInfo>& info) {
+    Half h;
+    h.kind = HalfKind::recv;
+    h.flow = key.flow;
+    h.domain = key.domain;
+    MessageClock stamp{clock, key.domain};
+    const std::size_t first_span = out.size();
+    counters.zmtp_mirror_messages_given_up += receiver.calls.resolve(
+        sender ? sender->boundaries : no_boundaries,
+        sender ? std::optional<std::uint32_t>(sender->tracker.next_seq()) : std::nullopt, receiver.tracker.next_seq(),
+        now_ns, [&](const ZmtpBoundary& m, const ZmtpMirroredCall& call) {
+          offer_message(h, m.seq, m.bytes, call.capture_ns, stamp(call.capture_ns), first_span, out, info);
+        });
+  }
+
+  void add_mirrored(const Half& h, bool first, const ToDomainClock& clock, std::vector<Span>& out,
+                    std::vector<MessageSpanInfo>& info) {
+    ++counters.zmtp_mirrored_calls;
+    StreamKey key{h.domain, HalfKind::recv, h.flow};
+    auto it = zmtp_streams.find(key);
+    if (it == zmtp_streams.end()) {
+      if (zmtp_streams.size() + kafka_connections.size() >= limits.max_streams) {
+        ++counters.streams_refused;
+        ++counters.zmtp_mirror_unresolved_calls;
+        return;
+      }
+      it = zmtp_streams.emplace(key, ZmtpStream{}).first;
+      ++streams_epoch;
+      zmtp_receivers[h.flow] = h.domain;
+    }
+    ZmtpStream& receiver = it->second;
+    receiver.last_seen_ns = h.capture_ns;
+    receiver.mirrored = true;
+    ZmtpStream* sender = other_of(key, receiver);
+    if (sender) sender->receiver_mirrored = true;
+    if (receiver.calls.size() >= kMaxMirroredCalls && receiver.calls.drop_oldest())
+      ++counters.zmtp_mirror_unresolved_calls;
+    if (!receiver.calls.add({h.seq, h.bytes, h.capture_ns}, first)) ++counters.zmtp_mirror_unresolved_calls;
+    resolve_mirrored(key, receiver, sender, h.capture_ns, clock, out, info);
   }
 
   // Messages written by one call and read by one call have the same two stamps: the span of the
@@ -368,6 +506,13 @@ struct MessagePairing::State {
     }
     const std::int64_t cutoff = now_ns - limits.max_age_ns;
     zmtp.expire(cutoff);
+    // Mirrored calls: a gap that has waited enough is given up (the calls after it may pair now),
+    // then calls whose sender never came age out.
+    for (auto& [key, stream] : zmtp_streams) {
+      if (stream.calls.empty()) continue;
+      resolve_mirrored(key, stream, other_of(key, stream), now_ns, clock, out, info);
+      counters.zmtp_mirror_unresolved_calls += stream.calls.expire(cutoff);
+    }
     ship_overdue(now_ns);
     kafka_batches.expire(cutoff);
     const std::int64_t idle = now_ns - limits.idle_stream_ns;
@@ -376,6 +521,8 @@ struct MessagePairing::State {
       // Held chunks went on at kMaxHoldNs (above), long before a stream is idle: none are left
       // here unless the limits say otherwise.
       if (!s.second.held.empty()) --holding_senders;
+      counters.zmtp_mirror_unresolved_calls += s.second.calls.size();
+      ++streams_epoch;
       auto& index = s.first.kind == HalfKind::send ? zmtp_senders : zmtp_receivers;
       const auto entry = index.find(s.first.flow);
       if (entry != index.end() && entry->second == s.first.domain) index.erase(entry);
@@ -399,6 +546,11 @@ void MessagePairing::add(const PayloadChunk& chunk, const ToDomainClock& clock, 
   } else {
     state_->add_kafka(chunk, clock, out, info);
   }
+}
+
+void MessagePairing::add_mirrored_receive(const Half& half, bool first, const ToDomainClock& clock,
+                                          std::vector<Span>& out, std::vector<MessageSpanInfo>& info) {
+  state_->add_mirrored(half, first, clock, out, info);
 }
 
 void MessagePairing::expire(std::int64_t now_ns, const ToDomainClock& clock, std::vector<Span>& out,

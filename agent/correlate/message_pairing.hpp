@@ -86,6 +86,17 @@ struct MessagePairingCounters {
   std::uint64_t parser_resyncs_from_other_end = 0;  // ZMTP streams back in sync at a start the other end proved
   std::uint64_t kafka_produced_shipped = 0;         // --exchange: produced halves also sent to the exchange
   std::uint64_t kafka_fetched_shipped = 0;          // --exchange: fetched halves with no producer here, sent
+  // One copy for both ends (correlate/zmtp_mirror.hpp): receive calls whose bytes were not copied,
+  // their sender's parse here naming their messages.
+  std::uint64_t zmtp_mirrored_calls = 0;
+  // Mirrored calls given up before the sender's parse reached them (aged out, over the bound, or
+  // no stream for them): a message they ended has no receive half.
+  std::uint64_t zmtp_mirror_unresolved_calls = 0;
+  // Where a sender's messages end, dropped unread because its mirrored receiver lagged more than
+  // the bound behind: those messages have no receive half.
+  std::uint64_t zmtp_mirror_boundaries_dropped = 0;
+  // Messages that ended in a gap of a mirrored receiver's calls (a call's half lost) given up.
+  std::uint64_t zmtp_mirror_messages_given_up = 0;
 };
 
 // A Kafka batch half for the exchange (--exchange): its batch, domain and times.
@@ -110,6 +121,12 @@ class MessagePairing {
   // for each, its info to `info` (same index).
   void add(const PayloadChunk& chunk, const ToDomainClock& clock, std::vector<Span>& out,
            std::vector<MessageSpanInfo>& info);
+  // A receive half flagged as mirrored (its bytes not copied: this agent copies the sender's, on
+  // this host; half.domain set; `first`: the kernel's mark of its socket's first such call): the
+  // messages whose last byte it read, from the sender's parse, are paired as if its chunk had
+  // been parsed (now, or once the sender's chunks and any call before it come).
+  void add_mirrored_receive(const Half& half, bool first, const ToDomainClock& clock, std::vector<Span>& out,
+                            std::vector<MessageSpanInfo>& info);
   // Ages pending halves and idle streams at true time now_ns (CLOCK_MONOTONIC). Chunks a stream
   // held past their bound go on first: spans they complete are appended as by add().
   void expire(std::int64_t now_ns, const ToDomainClock& clock, std::vector<Span>& out,

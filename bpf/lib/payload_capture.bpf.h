@@ -52,7 +52,8 @@ struct payload_verdict {
 	__u32 portpair; /* local port << 16 | remote port, when the verdict was taken */
 	__u8 protocol;	/* enum skewscope_payload_protocol */
 	__u8 scope_by;	/* enum payload_scope_by */
-	__u8 pad[2];
+	__u8 mirror;	/* MIRROR_* bits (payload_mirror.bpf.h; sock_tp only) */
+	__u8 mirror_lookups;
 	__u64 cgroup_id; /* PAYLOAD_SCOPE_CGROUP: the domain's cgroup that a call was last made from */
 };
 
@@ -288,14 +289,17 @@ static __always_inline __u8 payload_port_protocol(__u16 port)
 }
 
 /* Whether this call on a TCP socket is copied: the socket is (or may be) Kafka or ZMTP and, in
- * scope. Its protocol (possibly UNDECIDED or KAFKA_PORT, settled by the copy), or -1. */
-static __always_inline int payload_decide(struct sock *sk, struct payload_caller who)
+ * scope. Its protocol (possibly UNDECIDED or KAFKA_PORT, settled by the copy), or -1. *verdict
+ * gets the socket's kept verdict when it had one (NULL at its first call). */
+static __always_inline int payload_decide(struct sock *sk, struct payload_caller who,
+					  struct payload_verdict **verdict)
 {
 	__u32 portpair =
 		who.typed ? ((__u32)sk->__sk_common.skc_num << 16) | bpf_ntohs(sk->__sk_common.skc_dport)
 			  : ((__u32)BPF_CORE_READ(sk, __sk_common.skc_num) << 16) |
 				    bpf_ntohs(BPF_CORE_READ(sk, __sk_common.skc_dport));
 	struct payload_verdict *known = payload_verdict_of(sk, who.typed);
+	*verdict = known && known->portpair == portpair ? known : NULL;
 	__u8 proto;
 	if (known && known->portpair == portpair) {
 		proto = known->protocol;
@@ -342,7 +346,8 @@ static __always_inline __u8 payload_on_enter(struct sock *sk, __u64 id, __u8 sys
 	__u8 shape = payload_shape_of(syscall);
 	if (!shape)
 		return 0;
-	int proto = payload_decide(sk, payload_helper_caller());
+	struct payload_verdict *verdict;
+	int proto = payload_decide(sk, payload_helper_caller(), &verdict);
 	if (proto < 0)
 		return 0;
 	struct payload_arm arm = {.buf = buf, .len = len, .shape = shape, .protocol = (__u8)proto};

@@ -145,8 +145,8 @@ static __always_inline int on_enter(enum variant v, long fd, __u8 kind, __u8 sys
 		call.announced = (__u32)syscall_send_that_waits(v, sk, fd, syscall, buf, buf_len, send_flags);
 		if (call.announced)
 			emit_half(v == V_RAW_TP ? TUPLE_RDONLY_CAST : TUPLE_CORE_READ, sk,
-				  caller_by_helpers(), call.entry_ns, call.seq, call.announced, kind,
-				  syscall);
+				  caller_by_helpers(), call.entry_ns, call.seq, call.announced, kind, syscall,
+				  0);
 	}
 	if (v == V_RAW_TP) {
 		struct inflight *slot = bpf_task_storage_get(&task_calls, bpf_get_current_task_btf(), 0,
@@ -214,6 +214,6 @@ static __always_inline int on_exit(enum variant v, long ret)
 
 	__u64 ts = c.kind == SKEWSCOPE_HALF_SEND ? c.entry_ns : bpf_ktime_get_ns();
 	emit_half(v == V_RAW_TP ? TUPLE_RDONLY_CAST : TUPLE_CORE_READ, c.sk, caller_by_helpers(), ts, c.seq,
-		  bytes, c.kind, c.syscall);
+		  bytes, c.kind, c.syscall, 0);
 	return 0;
 }

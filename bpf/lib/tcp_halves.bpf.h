@@ -79,7 +79,7 @@ static __always_inline struct caller caller_by_helpers(void)
 
 /* Reserves, fills and submits one half; a full ring is counted against the socket's origin. */
 static __always_inline void emit_half(enum tuple_read how, struct sock *sk, struct caller who, __u64 ts_ns,
-				      __u32 seq, __u64 bytes, __u8 kind, __u8 syscall)
+				      __u32 seq, __u64 bytes, __u8 kind, __u8 syscall, __u8 flags)
 {
 	__u32 cpu = bpf_get_smp_processor_id();
 	void *ring = bpf_map_lookup_elem(&halves_by_cpu, &cpu);
@@ -102,6 +102,7 @@ static __always_inline void emit_half(enum tuple_read how, struct sock *sk, stru
 	e->tid = (__u32)who.pid_tgid;
 	e->kind = kind;
 	e->syscall = syscall;
+	e->flags = flags;
 	__builtin_memset(e->pad, 0, sizeof(e->pad));
 	__u32 emitted_slot = SKEWSCOPE_CNT_EMITTED;
 	__u64 *emitted = bpf_map_lookup_elem(&counters, &emitted_slot);

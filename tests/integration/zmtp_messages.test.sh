@@ -3,7 +3,8 @@
 #  - PUSH/PULL, many small messages sent as fast as libzmq takes them (coalesced into few
 #    writes, read in few reads), some of several frames: zmtp spans a->b == messages sent;
 #  - REQ/REP: zmtp spans == requests (a->b) and == replies (b->a);
-#  - zero negative zmtp spans with one clock; b 100 ms behind: every a->b zmtp span negative.
+#  - zero negative zmtp spans with one clock; b 100 ms behind: every a->b zmtp span negative;
+#  - with the socket-layer family, the receivers' calls are not copied (one copy for both ends).
 source "$(dirname "$0")/lib.sh"
 source "$(dirname "$0")/zmtp_lib.sh"
 
@@ -27,6 +28,14 @@ note "push/pull: 23000 messages sent, $spans zmtp spans a->b; payload: $(jq -c '
 [ "$(zmtp_field a b negative_spans)" -eq 0 ] || fail "negative zmtp span with one shared clock"
 writes=$(jq -r '.payload.records' "$WORK/status1.json")
 [ "$writes" -lt 23000 ] || fail "messages were not coalesced ($writes payload records for 23000 messages)"
+# Both ends are this agent's: with the socket-layer family the receiver's calls are not copied
+# (one copy for both ends), and every message still has its receive half from the sender's parse.
+if jq -e '.capture_families.tcp.variant == "sock_tp"' "$WORK/status1.json" >/dev/null; then
+  jq -e '.payload.zmtp.mirrored.calls_not_copied > 0 and .payload.zmtp.mirrored.calls > 0' "$WORK/status1.json" >/dev/null ||
+    fail "sock_tp: no receive was mirrored: $(jq -c .payload.zmtp.mirrored "$WORK/status1.json")"
+  jq -e '.payload.zmtp.mirrored.unresolved_calls == 0' "$WORK/status1.json" >/dev/null ||
+    fail "mirrored calls left unresolved: $(jq -c .payload.zmtp.mirrored "$WORK/status1.json")"
+fi
 
 # REQ/REP: 2000 requests, 2000 replies, each one message (REQ adds an empty delimiter frame).
 in_host 2 "$ZMQ_TOOL" rep --bind tcp://$B:7102 --count 2000 >"$WORK/rep.out" &

@@ -14,6 +14,17 @@ enum skewscope_half_kind {
 	SKEWSCOPE_HALF_RECV = 2,
 };
 
+/* Bits of skewscope_half_event.flags. */
+enum skewscope_half_flag {
+	/* A receive on a ZMTP socket whose bytes were not copied: this agent copies the same bytes
+	 * where they were sent (both ends local), and the sender's parse names the messages this
+	 * call read (bpf/lib/payload_mirror.bpf.h). */
+	SKEWSCOPE_HALF_PAYLOAD_MIRRORED = 1,
+	/* With PAYLOAD_MIRRORED: the socket's first such receive, where its mirrored stream begins
+	 * (its halves come from per-CPU rings, in no guaranteed order). */
+	SKEWSCOPE_HALF_PAYLOAD_MIRROR_FIRST = 2,
+};
+
 /* Which syscall produced a half: only for diagnostics, pairing ignores it. */
 enum skewscope_syscall {
 	SKEWSCOPE_SYS_WRITE = 1,
@@ -66,7 +77,8 @@ struct skewscope_half_event {
 	__u32 tid;
 	__u8 kind;    /* enum skewscope_half_kind */
 	__u8 syscall; /* enum skewscope_syscall */
-	__u8 pad[6];
+	__u8 flags;   /* enum skewscope_half_flag */
+	__u8 pad[5];
 	/* No process name: it changes once per process, so the agent resolves it by pid when it
 	 * needs it; 80 bytes instead of 96 for every half (fewer cache lines written per record). */
 };

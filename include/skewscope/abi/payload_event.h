@@ -73,6 +73,8 @@ enum skewscope_payload_counter {
 	SKEWSCOPE_PCNT_CLASSIFIED_MID_STREAM, /* sockets classified from bytes after their stream's start */
 	SKEWSCOPE_PCNT_NO_SYSCALL_BUFFER, /* socket-layer calls on a followed socket with no syscall buffer
 					     (io_uring, splice, the mmsg calls, a 32-bit caller): not copied */
+	SKEWSCOPE_PCNT_RECV_MIRRORED,	  /* ZMTP receive calls not copied: their sender's copy, on this
+					 host, serves (a half flagged SKEWSCOPE_HALF_PAYLOAD_MIRRORED) */
 	SKEWSCOPE_PCNT__COUNT,
 };
 

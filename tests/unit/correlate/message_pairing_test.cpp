@@ -4,6 +4,8 @@
 
 #include <algorithm>
 #include <cstring>
+#include <map>
+#include <tuple>
 
 #include "capture/payload_decode.hpp"
 #include "zmtp_stream_bytes.hpp"
@@ -313,4 +315,148 @@ TEST_CASE("zmtp: both ends out of sync after one burst of lost records recover, 
   run.expire(1'000'000'000'000);
   c = run.pairing.counters();
   CHECK(c.unpaired_sends + c.unpaired_recvs + run.messages() * 2 == c.zmtp_send_messages + c.zmtp_recv_messages);
+}
+
+namespace {
+
+// The receiver's calls as one agent following both ends sees them with one copy for both ends:
+// the calls that start in the first 64 bytes (the greeting) copied, the others as mirrored halves
+// (no bytes). Fed to `run` with the sender's records as the payload ring orders them: the
+// sender's greeting, then the receiver's copied calls (a sender writes no message before its
+// peer has read its greeting and answered), then the rest: the sender's first, the receiver's
+// first, or by stamp.
+// receiver_swapped: by stamp, and each two of the receiver's calls in turn arrive the later first
+// (its thread moved CPU between them: the agent reads one CPU's half ring, then the other's).
+enum class Order { sender_ahead, receiver_ahead, by_stamp, receiver_swapped };
+void feed_mirrored(Run& run, const std::vector<PayloadRecord>& sends, const std::vector<PayloadRecord>& recvs,
+                   Order order) {
+  const auto clock = [](DomainId, std::int64_t ns) { return ns; };
+  const std::uint32_t first_byte = sends.front().header.seq;
+  const auto copied = [&](const PayloadRecord& r) { return r.header.seq - first_byte < 64; };
+  std::vector<std::pair<const PayloadRecord*, DomainId>> head, rest;
+  head.emplace_back(&sends.front(), 1);
+  for (const auto& r : recvs) (copied(r) ? head : rest).emplace_back(&r, 2);
+  for (std::size_t i = 1; i < sends.size(); ++i) rest.emplace_back(&sends[i], 1);
+  if (order == Order::sender_ahead)
+    std::stable_partition(rest.begin(), rest.end(), [](const auto& r) { return r.second == 1; });
+  if (order == Order::by_stamp || order == Order::receiver_swapped)
+    std::stable_sort(rest.begin(), rest.end(),
+                     [](const auto& a, const auto& b) { return a.first->header.ts_ns < b.first->header.ts_ns; });
+  if (order == Order::receiver_swapped) {
+    std::size_t previous = SIZE_MAX;
+    for (std::size_t i = 0; i < rest.size(); ++i) {
+      if (rest[i].second != 2) continue;
+      if (previous == SIZE_MAX) {
+        previous = i;
+      } else {
+        std::swap(rest[previous], rest[i]);
+        previous = SIZE_MAX;
+      }
+    }
+  }
+  // The kernel marks the socket's first uncopied call.
+  std::uint32_t first_mirrored = 0;
+  for (const auto& r : recvs)
+    if (!copied(r)) {
+      first_mirrored = r.header.seq;
+      break;
+    }
+  for (const auto* part : {&head, &rest}) {
+    for (const auto& [record, domain] : *part) {
+      if (domain == 1 || copied(*record)) {
+        run.feed_one(*record, domain);
+        continue;
+      }
+      auto d = decode_payload(*record);
+      REQUIRE(d);
+      d->half.domain = domain;
+      run.pairing.add_mirrored_receive(d->half, record->header.seq == first_mirrored, clock, run.spans, run.info);
+    }
+  }
+}
+
+// Messages and bytes by (source, destination, send stamp, receive stamp): what every statistic
+// after pairing sees, however the runs of one pair of calls were cut into spans.
+std::map<std::tuple<DomainId, DomainId, std::int64_t, std::int64_t>, std::pair<std::uint64_t, std::uint64_t>> by_stamps(
+    const std::vector<Span>& spans) {
+  std::map<std::tuple<DomainId, DomainId, std::int64_t, std::int64_t>, std::pair<std::uint64_t, std::uint64_t>> out;
+  for (const auto& s : spans) {
+    auto& [messages, bytes] = out[{s.src, s.dst, s.send_ns, s.recv_ns}];
+    messages += s.messages;
+    bytes += s.bytes;
+  }
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("zmtp: a receiver whose calls were not copied gets the spans its parse would have given") {
+  auto stream = zmtp_stream(500, 8);
+  // The sender's greeting and READY in one call; the receiver's third call starts in the greeting
+  // and reads messages too (copied: its messages come from its own parse).
+  const auto sends = records(stream, {72, 1000, 37, 2048}, SKEWSCOPE_HALF_SEND, 1'000'000);
+  const auto recvs = records(stream, {13, 30, 4096, 1, 500}, SKEWSCOPE_HALF_RECV, 1'000'005);
+  Run copied;
+  copied.feed_in_stamp_order(sends, recvs);
+  REQUIRE(copied.messages() == 500);
+  for (Order order : {Order::sender_ahead, Order::receiver_ahead, Order::by_stamp, Order::receiver_swapped}) {
+    CAPTURE(static_cast<int>(order));
+    Run mirrored;
+    feed_mirrored(mirrored, sends, recvs, order);
+    CHECK(mirrored.messages() == 500);
+    CHECK(by_stamps(mirrored.spans) == by_stamps(copied.spans));
+    const auto c = mirrored.pairing.counters();
+    CHECK(c.zmtp_mirrored_calls > 0);
+    CHECK(c.zmtp_recv_messages == 500);
+    CHECK(c.zmtp_mirror_unresolved_calls == 0);
+    CHECK(mirrored.pairing.pending() == 0);
+    mirrored.expire(1'000'000'000'000);
+    CHECK(mirrored.pairing.counters().zmtp_mirror_unresolved_calls == 0);
+  }
+}
+
+TEST_CASE("zmtp: mirrored calls whose sender never comes are counted unresolved, no span made up") {
+  auto stream = zmtp_stream(50, 8);
+  const auto sends = records(stream, {100}, SKEWSCOPE_HALF_SEND, 1'000'000);
+  const auto recvs = records(stream, {64, 100}, SKEWSCOPE_HALF_RECV, 2'000'000);
+  Run run;
+  // Only the receiver's: its greeting copied, the rest mirrored; its sender's records lost.
+  const auto clock = [](DomainId, std::int64_t ns) { return ns; };
+  std::uint64_t mirrored = 0;
+  for (const auto& r : recvs) {
+    auto d = decode_payload(r);
+    REQUIRE(d);
+    d->half.domain = 2;
+    if (r.header.seq - sends.front().header.seq < 64) {
+      run.pairing.add(*d, clock, run.spans, run.info);
+    } else {
+      run.pairing.add_mirrored_receive(d->half, mirrored == 0, clock, run.spans, run.info);
+      ++mirrored;
+    }
+  }
+  CHECK(run.spans.empty());
+  CHECK(run.pairing.counters().zmtp_mirrored_calls == mirrored);
+  run.expire(1'000'000'000'000);
+  CHECK(run.spans.empty());
+  CHECK(run.pairing.counters().zmtp_mirror_unresolved_calls == mirrored);
+}
+
+TEST_CASE("zmtp: a sender's lost record leaves its messages in mirrored calls without a receive half") {
+  auto stream = zmtp_stream(500, 8);  // greeting and READY (72 bytes), then 10 bytes a message
+  auto sends = records(stream, {72, 1000, 1000, 1000, 1000, 1000}, SKEWSCOPE_HALF_SEND, 1'000'000);
+  const auto recvs = records(stream, {64, 700}, SKEWSCOPE_HALF_RECV, 2'000'000);
+  sends.erase(sends.begin() + 2);  // messages 100..199 lost with their record
+  Run run;
+  feed_mirrored(run, sends, recvs, Order::by_stamp);
+  run.expire(1'000'000'000'000);
+  const auto c = run.pairing.counters();
+  CHECK(c.parser_sync_losses == 1);
+  // The sender regains sync at the end of a later write of whole messages; every message its
+  // parse names, and only those, has a receive half from the mirrored calls.
+  CHECK(c.zmtp_send_messages >= 200);
+  CHECK(c.zmtp_send_messages <= 300);
+  CHECK(c.zmtp_recv_messages == c.zmtp_send_messages);
+  CHECK(run.messages() == c.zmtp_send_messages);
+  CHECK(c.zmtp_mirror_unresolved_calls == 0);
+  CHECK(run.pairing.pending() == 0);
 }

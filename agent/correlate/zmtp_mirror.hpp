@@ -1,0 +1,132 @@
+// One copy for both ends of a local ZMTP direction: a receive whose bytes the kernel did not copy
+// (its half flagged "payload mirrored": this agent copies the same bytes at their sender,
+// bpf/lib/payload_mirror.bpf.h) gets its messages from the sender's parse. The sending stream
+// keeps where each of its messages ends (a boundary, 8 bytes) until a mirrored call of its
+// receiver has read that end; the receiver keeps its mirrored calls (ZmtpMirroredCalls) until the
+// sender's parse has passed them. A message's receive half is stamped by the call that read its
+// last byte, as a parsed receive's is. Pure: no clock, no I/O.
+#pragma once
+
+#include <algorithm>
+#include <cstdint>
+#include <deque>
+#include <optional>
+
+#include "skewscope/tcp_seq.hpp"
+
+namespace skewscope {
+
+// Where a sent message lies in its stream: [seq, seq + bytes).
+struct ZmtpBoundary {
+  std::uint32_t seq = 0;
+  std::uint32_t bytes = 0;
+  std::uint32_t end() const { return seq + bytes; }
+};
+
+// A receive call that was not copied: the bytes [seq, seq + bytes) it read, and its stamp.
+struct ZmtpMirroredCall {
+  std::uint32_t seq = 0;
+  std::uint32_t bytes = 0;
+  std::int64_t capture_ns = 0;
+  std::uint32_t end() const { return seq + bytes; }
+};
+
+// A mirrored receiver's calls. Its halves come from the per-CPU half rings, so a call may arrive
+// after a later one of the same socket (its thread moved CPU between them); the calls are kept in
+// sequence order, and taken only contiguously: from where mirroring began (the kernel marks the
+// first call it left uncopied) each call starts where the one before ended. Messages pair in
+// stream order, so the first call also waits until the receiver's own parse of its copied calls
+// (the payload ring, read apart from the half rings) has reached where mirroring began. A gap (a
+// call not yet arrived, or lost with its half; copied calls whose records were lost) waits until
+// the call after it has waited kGapHoldNs; then the messages that ended in the gap are given up.
+class ZmtpMirroredCalls {
+ public:
+  static constexpr std::int64_t kGapHoldNs = 50'000'000;
+
+  // `first`: the kernel's mark of the socket's first uncopied call. Returns false for a call that
+  // overlaps one already kept or taken (a duplicate): not kept.
+  bool add(const ZmtpMirroredCall& call, bool first) {
+    if (first) start_ = call.seq;
+    if (taken_to_ && seq_before(call.seq, *taken_to_)) return false;
+    if (calls_.empty() || seq_before(calls_.back().seq, call.seq)) {
+      calls_.push_back(call);
+      return true;
+    }
+    auto at = std::lower_bound(calls_.begin(), calls_.end(), call.seq,
+                               [](const ZmtpMirroredCall& c, std::uint32_t s) { return seq_before(c.seq, s); });
+    if (at != calls_.end() && at->seq == call.seq) return false;
+    calls_.insert(at, call);
+    return true;
+  }
+
+  // Takes, in stream order, every message whose last byte a kept call read: emit(boundary, call)
+  // for each. A boundary that ends before the calls' stream position was read by a copied call
+  // (before mirroring began) or by a call given up: dropped. A call is done once the sender's
+  // parse has passed its end (`sender_parsed_to`: the sequence number after the sender's last
+  // parsed byte; none while no sending stream is followed here): no message can end in it any
+  // more. `copied_to`: the sequence number after the receiver's own last parsed (copied) byte.
+  // `now_ns` (the newest capture time known) decides whether a gap has waited enough. Returns the
+  // messages given up in gaps.
+  template <class Emit>
+  std::size_t resolve(std::deque<ZmtpBoundary>& boundaries, std::optional<std::uint32_t> sender_parsed_to,
+                      std::uint32_t copied_to, std::int64_t now_ns, Emit&& emit) {
+    std::size_t given_up = 0;
+    while (!calls_.empty()) {
+      const ZmtpMirroredCall& call = calls_.front();
+      const std::optional<std::uint32_t> at = taken_to_ ? taken_to_ : start_;
+      // Before the first call: the copied calls' messages first.
+      const bool copied_behind = !taken_to_ && start_ && seq_before(copied_to, *start_);
+      if (!at || call.seq != *at || copied_behind) {
+        // Where mirroring began is not known yet, a call before this one has not arrived, or the
+        // receiver's copied calls are not all parsed yet.
+        if (now_ns - call.capture_ns < kGapHoldNs) break;
+        taken_to_ = call.seq;  // waited enough: the calls before it are given up
+      } else {
+        taken_to_ = call.seq;
+      }
+      while (!boundaries.empty() && !seq_before(call.end(), boundaries.front().end())) {
+        const ZmtpBoundary& m = boundaries.front();
+        if (seq_before(call.seq, m.end())) {
+          emit(m, call);
+        } else if (at && seq_before(*at, m.end())) {
+          ++given_up;  // it ended in a gap given up just now
+        }
+        boundaries.pop_front();
+      }
+      const bool parsed_past = !boundaries.empty() || (sender_parsed_to && !seq_before(*sender_parsed_to, call.end()));
+      if (!parsed_past) break;
+      taken_to_ = call.end();
+      calls_.pop_front();
+    }
+    return given_up;
+  }
+
+  // Calls captured before cutoff_ns: dropped (their messages' senders never came). Returns how many.
+  std::size_t expire(std::int64_t cutoff_ns) {
+    std::size_t n = 0;
+    while (!calls_.empty() && calls_.front().capture_ns < cutoff_ns) {
+      taken_to_ = calls_.front().end();
+      calls_.pop_front();
+      ++n;
+    }
+    return n;
+  }
+
+  // Drops the oldest call (a bound reached). Returns whether there was one.
+  bool drop_oldest() {
+    if (calls_.empty()) return false;
+    taken_to_ = calls_.front().end();
+    calls_.pop_front();
+    return true;
+  }
+
+  bool empty() const { return calls_.empty(); }
+  std::size_t size() const { return calls_.size(); }
+
+ private:
+  std::deque<ZmtpMirroredCall> calls_;
+  std::optional<std::uint32_t> start_;     // the first uncopied call's first byte
+  std::optional<std::uint32_t> taken_to_;  // the byte after the last call taken (or given up)
+};
+
+}  // namespace skewscope

@@ -1,0 +1,132 @@
+#include "correlate/zmtp_mirror.hpp"
+
+#include <doctest/doctest.h>
+
+#include <utility>
+#include <vector>
+
+using namespace skewscope;
+
+namespace {
+
+using Taken = std::vector<std::pair<std::uint32_t, std::int64_t>>;  // (message's first byte, call's stamp)
+
+struct Receiver {
+  ZmtpMirroredCalls calls;
+  Taken taken;
+  std::uint32_t copied_to = 0;  // set by each test to where its mirroring begins
+  std::size_t resolve(std::deque<ZmtpBoundary>& boundaries, std::optional<std::uint32_t> parsed_to,
+                      std::int64_t now_ns = 0) {
+    return calls.resolve(boundaries, parsed_to, copied_to, now_ns, [&](const ZmtpBoundary& m, const ZmtpMirroredCall& c) {
+      taken.emplace_back(m.seq, c.capture_ns);
+    });
+  }
+};
+
+}  // namespace
+
+TEST_CASE("zmtp mirror: a message is stamped by the call that read its last byte") {
+  // Messages [100, 110), [110, 130), [130, 131); calls [100, 115) at 1, [115, 131) at 2.
+  Receiver r;
+  r.copied_to = 100;
+  CHECK(r.calls.add({100, 15, 1}, true));
+  CHECK(r.calls.add({115, 16, 2}, false));
+  std::deque<ZmtpBoundary> boundaries{{100, 10}, {110, 20}, {130, 1}};
+  CHECK(r.resolve(boundaries, 131u) == 0);
+  CHECK(r.taken == Taken{{100, 1}, {110, 2}, {130, 2}});
+  CHECK(r.calls.empty());
+  CHECK(boundaries.empty());
+}
+
+TEST_CASE("zmtp mirror: calls wait for the sender's parse, and go once it has passed them") {
+  Receiver r;
+  r.copied_to = 100;
+  r.calls.add({100, 10, 1}, true);
+  r.calls.add({110, 10, 2}, false);
+  std::deque<ZmtpBoundary> boundaries;
+  r.resolve(boundaries, std::nullopt);  // no sender yet: both wait
+  CHECK(r.calls.size() == 2);
+  r.resolve(boundaries, 105u);  // the sender has not parsed the first call's end
+  CHECK(r.calls.size() == 2);
+  boundaries.push_back({100, 15});  // a message ending in the second call
+  r.resolve(boundaries, 115u);      // the first call read no message's end
+  CHECK(r.taken == Taken{{100, 2}});
+  CHECK(r.calls.size() == 1);  // its bytes after 115 are not parsed yet
+  r.resolve(boundaries, 120u);
+  CHECK(r.calls.empty());
+}
+
+TEST_CASE("zmtp mirror: messages that ended before mirroring began (read by copied calls) are passed over") {
+  Receiver r;
+  r.copied_to = 200;
+  r.calls.add({200, 10, 7}, true);
+  std::deque<ZmtpBoundary> boundaries{{150, 20}, {170, 30}, {200, 10}};
+  CHECK(r.resolve(boundaries, 210u) == 0);
+  CHECK(r.taken == Taken{{200, 7}});
+}
+
+TEST_CASE("zmtp mirror: calls that arrive out of order (per-CPU rings) are taken in stream order") {
+  Receiver r;
+  r.copied_to = 100;
+  std::deque<ZmtpBoundary> boundaries{{100, 10}, {110, 10}, {120, 10}, {130, 10}};
+  r.calls.add({110, 10, 2}, false);  // before the first: where mirroring began is not known yet
+  r.resolve(boundaries, 140u, 2);
+  CHECK(r.taken.empty());
+  r.calls.add({130, 10, 4}, false);
+  r.calls.add({100, 10, 1}, true);
+  r.resolve(boundaries, 140u, 4);
+  CHECK(r.taken == Taken{{100, 1}, {110, 2}});  // 120..130 not arrived: a gap, waiting
+  CHECK(r.calls.size() == 1);
+  r.calls.add({120, 10, 3}, false);
+  r.resolve(boundaries, 140u, 5);
+  CHECK(r.taken == Taken{{100, 1}, {110, 2}, {120, 3}, {130, 4}});
+  CHECK(r.calls.empty());
+  CHECK_FALSE(r.calls.add({120, 10, 3}, false));  // a duplicate of one taken
+}
+
+TEST_CASE("zmtp mirror: a gap that never fills is given up after the hold, its messages counted") {
+  Receiver r;
+  r.copied_to = 100;
+  std::deque<ZmtpBoundary> boundaries{{100, 10}, {110, 10}, {120, 10}};
+  r.calls.add({100, 10, 1'000}, true);
+  r.calls.add({120, 10, 3'000}, false);  // [110, 120) lost with its half
+  CHECK(r.resolve(boundaries, 130u, 3'000) == 0);
+  CHECK(r.taken == Taken{{100, 1'000}});
+  CHECK(r.resolve(boundaries, 130u, 3'000 + ZmtpMirroredCalls::kGapHoldNs - 1) == 0);
+  CHECK(r.calls.size() == 1);
+  CHECK(r.resolve(boundaries, 130u, 3'000 + ZmtpMirroredCalls::kGapHoldNs) == 1);
+  CHECK(r.taken == Taken{{100, 1'000}, {120, 3'000}});
+  CHECK(r.calls.empty());
+  CHECK_FALSE(r.calls.add({110, 10, 2'000}, false));  // too late: its messages were given up
+}
+
+TEST_CASE("zmtp mirror: sequence numbers that wrap") {
+  Receiver r;
+  r.copied_to = 0xfffffff0u;
+  r.calls.add({0xfffffff0u, 0x20, 3}, true);
+  std::deque<ZmtpBoundary> boundaries{{0xfffffff0u, 0x10}, {0u, 0x10}};
+  r.resolve(boundaries, 0x10u);
+  CHECK(r.taken == Taken{{0xfffffff0u, 3}, {0u, 3}});
+}
+
+TEST_CASE("zmtp mirror: calls whose sender never comes age out") {
+  Receiver r;
+  r.copied_to = 100;
+  r.calls.add({100, 10, 5}, true);
+  r.calls.add({110, 10, 6}, false);
+  CHECK(r.calls.expire(6) == 1);
+  CHECK(r.calls.expire(100) == 1);
+  CHECK(r.calls.empty());
+}
+
+TEST_CASE("zmtp mirror: the first call waits until the receiver's copied calls are parsed") {
+  Receiver r;
+  r.copied_to = 80;  // the copied call [80, 100) not parsed yet (the payload ring is behind)
+  r.calls.add({100, 10, 1}, true);
+  std::deque<ZmtpBoundary> boundaries{{90, 15}, {105, 5}};
+  r.resolve(boundaries, 110u, 1);
+  CHECK(r.taken.empty());  // the message [90, 105) ends here, but the one before it was copied
+  r.copied_to = 100;
+  r.resolve(boundaries, 110u, 2);
+  CHECK(r.taken == Taken{{90, 1}, {105, 1}});
+}
