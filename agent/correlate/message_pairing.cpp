@@ -65,7 +65,7 @@ struct MessagePairing::State {
     // uncopied keeps them until the sender's parse has passed them.
     bool receiver_mirrored = false;  // sender: its receiver's calls come uncopied
     std::size_t next_boundary_check = kBoundaryCheck;
-    std::deque<ZmtpBoundary> boundaries;
+    ZmtpBoundaries boundaries;
     bool mirrored = false;  // receiver: its calls come uncopied
     ZmtpMirroredCalls calls;
     // The other end of the direction, found once per change of the table (streams_epoch): the
@@ -74,13 +74,14 @@ struct MessagePairing::State {
     std::uint64_t other_epoch = 0;
   };
   // A sending stream with a local receiver checks its boundaries against that receiver every
-  // kBoundaryCheck messages; it keeps at most kMaxBoundaries (a socket buffer's worth of small
-  // messages, 512 KiB), and a mirrored receiver at most kMaxMirroredCalls calls.
+  // kBoundaryCheck runs of them; it keeps at most kMaxBoundaries runs (1 MiB: 65 536 writes of
+  // equal messages, or as many messages of changing sizes), and a mirrored receiver at most
+  // kMaxMirroredCalls calls.
   static constexpr std::size_t kBoundaryCheck = 256;
   static constexpr std::size_t kMaxBoundaries = 1 << 16;
   static constexpr std::size_t kMaxMirroredCalls = 1 << 14;
   std::uint64_t streams_epoch = 1;                   // moves on whenever a stream is added or erased
-  std::deque<ZmtpBoundary> no_boundaries;            // a mirrored receiver's, while no sender is followed
+  ZmtpBoundaries no_boundaries;                      // a mirrored receiver's, while no sender is followed
   static constexpr std::size_t kMaxHeldChunks = 64;  // 512 KiB of 8 KiB writes
   static constexpr std::int64_t kMaxHoldNs = 1'000'000'000;
 
@@ -324,19 +325,18 @@ struct MessagePairing::State {
     }
     stream.receiver_mirrored = receiver->mirrored;
     for (const auto& m : messages)
-      stream.boundaries.push_back(
-          {m.seq, static_cast<std::uint32_t>(std::min<std::uint64_t>(m.wire_bytes, UINT32_MAX))});
-    if (stream.boundaries.size() < stream.next_boundary_check) return;
+      stream.boundaries.push(m.seq, static_cast<std::uint32_t>(std::min<std::uint64_t>(m.wire_bytes, UINT32_MAX)));
+    if (stream.boundaries.runs() < stream.next_boundary_check) return;
     if (!receiver->mirrored && receiver->tracker.state() == zmtp::StreamTracker::State::kFrames) {
       const std::uint32_t parsed_to = receiver->tracker.next_seq();
       while (!stream.boundaries.empty() && !seq_before(parsed_to, stream.boundaries.front().end()))
         stream.boundaries.pop_front();
     }
-    while (stream.boundaries.size() > kMaxBoundaries) {
-      stream.boundaries.pop_front();
-      if (receiver->mirrored) ++counters.zmtp_mirror_boundaries_dropped;
+    while (stream.boundaries.runs() > kMaxBoundaries) {
+      const std::uint32_t dropped = stream.boundaries.drop_front_run();
+      if (receiver->mirrored) counters.zmtp_mirror_boundaries_dropped += dropped;
     }
-    stream.next_boundary_check = stream.boundaries.size() + kBoundaryCheck;
+    stream.next_boundary_check = stream.boundaries.runs() + kBoundaryCheck;
   }
 
   // A mirrored receiver's waiting calls against its sender's boundaries (`sender`: null when no

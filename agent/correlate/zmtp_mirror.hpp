@@ -23,6 +23,47 @@ struct ZmtpBoundary {
   std::uint32_t end() const { return seq + bytes; }
 };
 
+// Where a sender's messages end, in stream order, until a mirrored call takes them: a run of
+// consecutive messages of one size is one entry (a coalesced write of hundreds of equal messages
+// is 16 bytes), so that a receiver whose calls lag by a socket buffer's worth of small messages
+// costs a few thousand entries, not millions.
+class ZmtpBoundaries {
+ public:
+  void push(std::uint32_t seq, std::uint32_t bytes) {
+    if (!runs_.empty()) {
+      Run& last = runs_.back();
+      if (last.bytes == bytes && last.seq + last.bytes * last.count == seq && last.count < UINT32_MAX) {
+        ++last.count;
+        return;
+      }
+    }
+    runs_.push_back({seq, bytes, 1});
+  }
+  bool empty() const { return runs_.empty(); }
+  ZmtpBoundary front() const { return {runs_.front().seq, runs_.front().bytes}; }
+  void pop_front() {
+    Run& r = runs_.front();
+    r.seq += r.bytes;
+    if (--r.count == 0) runs_.pop_front();
+  }
+  // Drops the oldest run whole; returns its messages.
+  std::uint32_t drop_front_run() {
+    const std::uint32_t n = runs_.front().count;
+    runs_.pop_front();
+    return n;
+  }
+  std::size_t runs() const { return runs_.size(); }
+  void clear() { runs_.clear(); }
+
+ private:
+  struct Run {
+    std::uint32_t seq = 0;  // the first message's first byte
+    std::uint32_t bytes = 0;
+    std::uint32_t count = 0;
+  };
+  std::deque<Run> runs_;
+};
+
 // A receive call that was not copied: the bytes [seq, seq + bytes) it read, and its stamp.
 struct ZmtpMirroredCall {
   std::uint32_t seq = 0;
@@ -68,7 +109,7 @@ class ZmtpMirroredCalls {
   // `now_ns` (the newest capture time known) decides whether a gap has waited enough. Returns the
   // messages given up in gaps.
   template <class Emit>
-  std::size_t resolve(std::deque<ZmtpBoundary>& boundaries, std::optional<std::uint32_t> sender_parsed_to,
+  std::size_t resolve(ZmtpBoundaries& boundaries, std::optional<std::uint32_t> sender_parsed_to,
                       std::uint32_t copied_to, std::int64_t now_ns, Emit&& emit) {
     std::size_t given_up = 0;
     while (!calls_.empty()) {
@@ -85,7 +126,7 @@ class ZmtpMirroredCalls {
         taken_to_ = call.seq;
       }
       while (!boundaries.empty() && !seq_before(call.end(), boundaries.front().end())) {
-        const ZmtpBoundary& m = boundaries.front();
+        const ZmtpBoundary m = boundaries.front();
         if (seq_before(call.seq, m.end())) {
           emit(m, call);
         } else if (at && seq_before(*at, m.end())) {

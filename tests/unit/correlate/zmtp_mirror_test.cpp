@@ -2,6 +2,7 @@
 
 #include <doctest/doctest.h>
 
+#include <initializer_list>
 #include <utility>
 #include <vector>
 
@@ -9,17 +10,22 @@ using namespace skewscope;
 
 namespace {
 
+ZmtpBoundaries of(std::initializer_list<ZmtpBoundary> messages) {
+  ZmtpBoundaries b;
+  for (const auto& m : messages) b.push(m.seq, m.bytes);
+  return b;
+}
+
 using Taken = std::vector<std::pair<std::uint32_t, std::int64_t>>;  // (message's first byte, call's stamp)
 
 struct Receiver {
   ZmtpMirroredCalls calls;
   Taken taken;
   std::uint32_t copied_to = 0;  // set by each test to where its mirroring begins
-  std::size_t resolve(std::deque<ZmtpBoundary>& boundaries, std::optional<std::uint32_t> parsed_to,
-                      std::int64_t now_ns = 0) {
-    return calls.resolve(boundaries, parsed_to, copied_to, now_ns, [&](const ZmtpBoundary& m, const ZmtpMirroredCall& c) {
-      taken.emplace_back(m.seq, c.capture_ns);
-    });
+  std::size_t resolve(ZmtpBoundaries& boundaries, std::optional<std::uint32_t> parsed_to, std::int64_t now_ns = 0) {
+    return calls.resolve(
+        boundaries, parsed_to, copied_to, now_ns,
+        [&](const ZmtpBoundary& m, const ZmtpMirroredCall& c) { taken.emplace_back(m.seq, c.capture_ns); });
   }
 };
 
@@ -31,7 +37,7 @@ TEST_CASE("zmtp mirror: a message is stamped by the call that read its last byte
   r.copied_to = 100;
   CHECK(r.calls.add({100, 15, 1}, true));
   CHECK(r.calls.add({115, 16, 2}, false));
-  std::deque<ZmtpBoundary> boundaries{{100, 10}, {110, 20}, {130, 1}};
+  ZmtpBoundaries boundaries = of({{100, 10}, {110, 20}, {130, 1}});
   CHECK(r.resolve(boundaries, 131u) == 0);
   CHECK(r.taken == Taken{{100, 1}, {110, 2}, {130, 2}});
   CHECK(r.calls.empty());
@@ -43,13 +49,13 @@ TEST_CASE("zmtp mirror: calls wait for the sender's parse, and go once it has pa
   r.copied_to = 100;
   r.calls.add({100, 10, 1}, true);
   r.calls.add({110, 10, 2}, false);
-  std::deque<ZmtpBoundary> boundaries;
+  ZmtpBoundaries boundaries;
   r.resolve(boundaries, std::nullopt);  // no sender yet: both wait
   CHECK(r.calls.size() == 2);
   r.resolve(boundaries, 105u);  // the sender has not parsed the first call's end
   CHECK(r.calls.size() == 2);
-  boundaries.push_back({100, 15});  // a message ending in the second call
-  r.resolve(boundaries, 115u);      // the first call read no message's end
+  boundaries.push(100, 15);     // a message ending in the second call
+  r.resolve(boundaries, 115u);  // the first call read no message's end
   CHECK(r.taken == Taken{{100, 2}});
   CHECK(r.calls.size() == 1);  // its bytes after 115 are not parsed yet
   r.resolve(boundaries, 120u);
@@ -60,7 +66,7 @@ TEST_CASE("zmtp mirror: messages that ended before mirroring began (read by copi
   Receiver r;
   r.copied_to = 200;
   r.calls.add({200, 10, 7}, true);
-  std::deque<ZmtpBoundary> boundaries{{150, 20}, {170, 30}, {200, 10}};
+  ZmtpBoundaries boundaries = of({{150, 20}, {170, 30}, {200, 10}});
   CHECK(r.resolve(boundaries, 210u) == 0);
   CHECK(r.taken == Taken{{200, 7}});
 }
@@ -68,7 +74,7 @@ TEST_CASE("zmtp mirror: messages that ended before mirroring began (read by copi
 TEST_CASE("zmtp mirror: calls that arrive out of order (per-CPU rings) are taken in stream order") {
   Receiver r;
   r.copied_to = 100;
-  std::deque<ZmtpBoundary> boundaries{{100, 10}, {110, 10}, {120, 10}, {130, 10}};
+  ZmtpBoundaries boundaries = of({{100, 10}, {110, 10}, {120, 10}, {130, 10}});
   r.calls.add({110, 10, 2}, false);  // before the first: where mirroring began is not known yet
   r.resolve(boundaries, 140u, 2);
   CHECK(r.taken.empty());
@@ -87,7 +93,7 @@ TEST_CASE("zmtp mirror: calls that arrive out of order (per-CPU rings) are taken
 TEST_CASE("zmtp mirror: a gap that never fills is given up after the hold, its messages counted") {
   Receiver r;
   r.copied_to = 100;
-  std::deque<ZmtpBoundary> boundaries{{100, 10}, {110, 10}, {120, 10}};
+  ZmtpBoundaries boundaries = of({{100, 10}, {110, 10}, {120, 10}});
   r.calls.add({100, 10, 1'000}, true);
   r.calls.add({120, 10, 3'000}, false);  // [110, 120) lost with its half
   CHECK(r.resolve(boundaries, 130u, 3'000) == 0);
@@ -104,7 +110,7 @@ TEST_CASE("zmtp mirror: sequence numbers that wrap") {
   Receiver r;
   r.copied_to = 0xfffffff0u;
   r.calls.add({0xfffffff0u, 0x20, 3}, true);
-  std::deque<ZmtpBoundary> boundaries{{0xfffffff0u, 0x10}, {0u, 0x10}};
+  ZmtpBoundaries boundaries = of({{0xfffffff0u, 0x10}, {0u, 0x10}});
   r.resolve(boundaries, 0x10u);
   CHECK(r.taken == Taken{{0xfffffff0u, 3}, {0u, 3}});
 }
@@ -123,10 +129,24 @@ TEST_CASE("zmtp mirror: the first call waits until the receiver's copied calls a
   Receiver r;
   r.copied_to = 80;  // the copied call [80, 100) not parsed yet (the payload ring is behind)
   r.calls.add({100, 10, 1}, true);
-  std::deque<ZmtpBoundary> boundaries{{90, 15}, {105, 5}};
+  ZmtpBoundaries boundaries = of({{90, 15}, {105, 5}});
   r.resolve(boundaries, 110u, 1);
   CHECK(r.taken.empty());  // the message [90, 105) ends here, but the one before it was copied
   r.copied_to = 100;
   r.resolve(boundaries, 110u, 2);
   CHECK(r.taken == Taken{{90, 1}, {105, 1}});
+}
+
+TEST_CASE("zmtp mirror: consecutive messages of one size are one run") {
+  ZmtpBoundaries b = of({{100, 10}, {110, 10}, {120, 10}, {130, 5}, {135, 10}, {150, 10}});
+  CHECK(b.runs() == 4);  // 100..130 by 10; 130 by 5; 135; 150 (not where 135's run ends)
+  std::vector<std::uint32_t> seqs;
+  while (!b.empty()) {
+    seqs.push_back(b.front().seq);
+    b.pop_front();
+  }
+  CHECK(seqs == std::vector<std::uint32_t>{100, 110, 120, 130, 135, 150});
+  b = of({{100, 10}, {110, 10}, {120, 7}});
+  CHECK(b.drop_front_run() == 2);
+  CHECK(b.front().seq == 120);
 }
