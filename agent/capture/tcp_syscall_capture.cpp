@@ -95,6 +95,9 @@ TcpSyscallCapture::Opened TcpSyscallCapture::load(const std::vector<HookChoice>&
   const std::uint32_t payload_ring_bytes =
       payload.max_bytes > 0 ? payload.ring_bytes : static_cast<std::uint32_t>(getpagesize());
   self->skel_->rodata->payload_ring_bytes = payload_ring_bytes;
+  // Each CPU wakes the reader once its silent records reach its share of an eighth of the ring.
+  self->skel_->rodata->payload_wake_bytes =
+      std::max<std::uint32_t>(4096, payload_ring_bytes / 8 / static_cast<std::uint32_t>(cpus));
   if (int err = bpf_map__set_max_entries(self->skel_->maps.payloads, payload_ring_bytes)) {
     return Opened::fail("sizing the payload ring buffer: " + std::string(std::strerror(-err)));
   }

@@ -148,6 +148,15 @@ struct {
 
 /* Sized by the agent before load (--payload-ring-mb; one page without payload capture). */
 const volatile __u32 payload_ring_bytes = 8 * 1024 * 1024;
+/* A CPU's records submitted without waking the reader since its last wake-up, at most this many
+ * bytes: an eighth of the ring over all CPUs (set by the agent). */
+const volatile __u32 payload_wake_bytes = 1024 * 1024;
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, __u64);
+} payload_unwoken_bytes SEC(".maps");
 struct {
 	__uint(type, BPF_MAP_TYPE_RINGBUF);
 	__uint(max_entries, 8 * 1024 * 1024);
