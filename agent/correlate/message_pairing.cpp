@@ -311,10 +311,10 @@ struct MessagePairing::State {
   }
 
   // A sending stream's messages just parsed (this->messages): where they end, kept while its
-  // receiver is followed here too. Every kBoundaryCheck messages the receiver is asked how far it
-  // got: a copied receiver's parse passed what it read (those need no boundary; they are kept
-  // only for the moment it becomes mirrored); a mirrored one takes them itself, up to
-  // kMaxBoundaries behind.
+  // receiver is followed here too. Every kBoundaryCheck new runs of them the receiver is asked how
+  // far it got: a copied receiver's parse passed what it read (those need no boundary; they are
+  // kept only for the moment it becomes mirrored); a mirrored one takes them itself, up to
+  // kMaxBoundaries runs behind.
   void keep_boundaries(const StreamKey& key, ZmtpStream& stream) {
     if (messages.empty()) return;
     // Cached until a stream is added or erased: no lookup per chunk.
