@@ -114,15 +114,16 @@ static __always_inline __u64 msg_send_that_waits(struct sock *sk, struct msghdr 
 }
 
 /* Whether a call on a TCP socket that moved `ret` bytes is copied (payload_decide): its protocol,
- * or -1; *verdict gets the socket's kept verdict (NULL at its first call). */
+ * or -1; *verdict gets the socket's kept verdict (NULL at its first call), *who the caller for the
+ * copy (read here, past the checks that leave the calls of an agent without payload capture). */
 static __always_inline int sock_payload_decide(struct task_struct *task, struct sock *sk, int ret,
-					       struct payload_verdict **verdict)
+					       struct payload_verdict **verdict, struct payload_caller *who)
 {
 	*verdict = NULL;
 	if (!payload_max || ret <= 0)
 		return -1;
-	struct payload_caller who = {.cgroup_id = current_caller(task).cgroup_id, .typed = 1};
-	return payload_decide(sk, who, verdict);
+	*who = (struct payload_caller){.cgroup_id = current_caller(task).cgroup_id, .typed = 1};
+	return payload_decide(sk, *who, verdict);
 }
 
 /* The payload copy of a call on a followed socket (`proto`, from sock_payload_decide) that moved
@@ -130,12 +131,12 @@ static __always_inline int sock_payload_decide(struct task_struct *task, struct 
  * the syscall families read at entry); a socket call that no traced syscall made (io_uring,
  * splice, the kernel's own, the mmsg calls, a 32-bit process) has none there: not copied,
  * counted. */
-static __always_inline void sock_payload(struct task_struct *task, struct sock *sk, int proto, __u8 kind,
-					 __u64 ts_ns, __u32 seq, int ret)
+static __always_inline void sock_payload(struct task_struct *task, struct sock *sk, int proto,
+					 struct payload_caller who, __u8 kind, __u64 ts_ns, __u32 seq,
+					 int ret)
 {
 	if (!payload_max || proto < 0 || ret <= 0)
 		return;
-	struct payload_caller who = {.cgroup_id = current_caller(task).cgroup_id, .typed = 1};
 	struct pt_regs *regs = (struct pt_regs *)bpf_task_pt_regs(task);
 	__u8 syscall = SYS_NATIVE(regs) ? traced_syscall_of(SYS_NR(regs)) : 0;
 	/* A syscall of the other direction (a send made inside a read) names no buffer of this call. */
@@ -203,8 +204,9 @@ int sock_send_end(unsigned long long *ctx)
 	if (slot->sk != sk)
 		return 0;
 	struct payload_verdict *verdict;
-	int proto = sock_payload_decide(task, sk, ret, &verdict);
-	sock_payload(task, sk, proto, SKEWSCOPE_HALF_SEND, slot->ts_ns, slot->seq, ret);
+	struct payload_caller who = {};
+	int proto = sock_payload_decide(task, sk, ret, &verdict, &who);
+	sock_payload(task, sk, proto, who, SKEWSCOPE_HALF_SEND, slot->ts_ns, slot->seq, ret);
 	if (proto == SKEWSCOPE_PROTO_ZMTP)
 		mirror_file_sender(sk, verdict);
 	if (slot->announced) {
@@ -235,7 +237,8 @@ int sock_recv_end(unsigned long long *ctx)
 	__u64 now = bpf_ktime_get_ns();
 	__u32 seq = recv_first_byte(sk, ret);
 	struct payload_verdict *verdict;
-	int proto = sock_payload_decide(task, sk, ret, &verdict);
+	struct payload_caller who = {};
+	int proto = sock_payload_decide(task, sk, ret, &verdict, &who);
 	const int mirrored = proto == SKEWSCOPE_PROTO_ZMTP ? mirror_receive(sk, verdict, seq) : 0;
 	__u8 half_flags = 0;
 	if (mirrored)
@@ -246,6 +249,6 @@ int sock_recv_end(unsigned long long *ctx)
 	if (mirrored)
 		payload_count(SKEWSCOPE_PCNT_RECV_MIRRORED);
 	else
-		sock_payload(task, sk, proto, SKEWSCOPE_HALF_RECV, now, seq, ret);
+		sock_payload(task, sk, proto, who, SKEWSCOPE_HALF_RECV, now, seq, ret);
 	return 0;
 }

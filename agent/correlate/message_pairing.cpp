@@ -63,7 +63,6 @@ struct MessagePairing::State {
     // followed here too keeps where its messages end, until that receiver's mirrored calls take
     // them or its own parse (while copied) passes them; a receiving stream whose calls come
     // uncopied keeps them until the sender's parse has passed them.
-    bool receiver_mirrored = false;  // sender: its receiver's calls come uncopied
     std::size_t next_boundary_check = kBoundaryCheck;
     ZmtpBoundaries boundaries;
     bool mirrored = false;  // receiver: its calls come uncopied
@@ -71,6 +70,7 @@ struct MessagePairing::State {
     // The other end of the direction, found once per change of the table (streams_epoch): the
     // mirrored path meets it at every chunk.
     ZmtpStream* other = nullptr;
+    DomainId other_domain = 0;
     std::uint64_t other_epoch = 0;
   };
   // A sending stream with a local receiver checks its boundaries against that receiver every
@@ -185,6 +185,7 @@ struct MessagePairing::State {
     if (stream.other_epoch != streams_epoch) {
       const auto it = other_end(key);
       stream.other = it == zmtp_streams.end() ? nullptr : &it->second;
+      if (stream.other) stream.other_domain = it->first.domain;
       stream.other_epoch = streams_epoch;
     }
     return stream.other;
@@ -257,14 +258,11 @@ struct MessagePairing::State {
       offer_message(h, m.seq, static_cast<std::uint32_t>(std::min<std::uint64_t>(m.wire_bytes, UINT32_MAX)), ts,
                     stamp(ts), first_span, out, info);
     }
-    if (send && stream.receiver_mirrored) {
-      ZmtpStream* receiver = other_of(key, stream);
-      if (receiver && !receiver->calls.empty()) {
-        const auto receiver_key = zmtp_receivers.find(key.flow);
-        if (receiver_key != zmtp_receivers.end())
-          resolve_mirrored(StreamKey{receiver_key->second, HalfKind::recv, key.flow}, *receiver, &stream, h.capture_ns,
-                           clock, out, info);
-      }
+    if (send) {
+      ZmtpStream* receiver = other_of(key, stream);  // cached: no lookup per chunk
+      if (receiver && receiver->mirrored && !receiver->calls.empty())
+        resolve_mirrored(StreamKey{stream.other_domain, HalfKind::recv, key.flow}, *receiver, &stream, h.capture_ns,
+                         clock, out, info);
     }
   }
 
@@ -323,7 +321,6 @@ struct MessagePairing::State {
       stream.boundaries.clear();
       return;
     }
-    stream.receiver_mirrored = receiver->mirrored;
     for (const auto& m : messages)
       stream.boundaries.push(m.seq, static_cast<std::uint32_t>(std::min<std::uint64_t>(m.wire_bytes, UINT32_MAX)));
     if (stream.boundaries.runs() < stream.next_boundary_check) return;
@@ -377,7 +374,6 @@ struct MessagePairing::State {
     receiver.last_seen_ns = h.capture_ns;
     receiver.mirrored = true;
     ZmtpStream* sender = other_of(key, receiver);
-    if (sender) sender->receiver_mirrored = true;
     if (receiver.calls.size() >= kMaxMirroredCalls && receiver.calls.drop_oldest())
       ++counters.zmtp_mirror_unresolved_calls;
     if (!receiver.calls.add({h.seq, h.bytes, h.capture_ns}, first)) ++counters.zmtp_mirror_unresolved_calls;

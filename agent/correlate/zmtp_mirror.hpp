@@ -146,8 +146,7 @@ class ZmtpMirroredCalls {
   std::size_t expire(std::int64_t cutoff_ns) {
     std::size_t n = 0;
     while (!calls_.empty() && calls_.front().capture_ns < cutoff_ns) {
-      taken_to_ = calls_.front().end();
-      calls_.pop_front();
+      drop_oldest();
       ++n;
     }
     return n;
