@@ -20,6 +20,7 @@ diagnose::OffsetSample offset_sample(const estimate::PairEstimate& e) {
   s.drift_bound_ppm = e.drift_bound_ppm;
   if (e.forward_min_span_ns) s.forward_min_span_ns = static_cast<double>(*e.forward_min_span_ns);
   if (e.reverse_min_span_ns) s.reverse_min_span_ns = static_cast<double>(*e.reverse_min_span_ns);
+  s.window_filling = e.window_filling;
   return s;
 }
 

@@ -72,6 +72,9 @@ struct OffsetSample {
   // The window's least span each way (src → dst, dst → src): its floors. θ moving by δ moves one
   // floor down by δ at once (the other rises only once the older spans leave the window).
   std::optional<double> forward_min_span_ns, reverse_min_span_ns;
+  // The window is younger than its length (PairEstimate::window_filling): its floors only fall as
+  // spans come, so they are not compared.
+  bool window_filling = false;
 };
 
 // A floor of the pair that fell below an earlier window's by more than the floor's own wander and

@@ -194,7 +194,8 @@ std::optional<FloorFall> PairHistory::floor_fall(const Config& config) const {
   // offset moves, while the offset's own interval (as wide as the delays) hides the move for
   // seconds. A floor wanders as its least spans enter and leave the window; a fall beyond that
   // wander and beyond what a drift under the threshold explains over the gap is a move.
-  if (samples_.size() < 2) return std::nullopt;
+  // A window still filling is a running least over ever more spans: it falls with no clock moving.
+  if (samples_.size() < 2 || samples_.back().window_filling) return std::nullopt;
   const OffsetSample& now = samples_.back();
   std::optional<FloorFall> best;
   for (const bool forward : {true, false}) {
@@ -210,7 +211,7 @@ std::optional<FloorFall> PairHistory::floor_fall(const Config& config) const {
       settled_seen = settled_seen || s.settled;  // once, ever: a lopsided path stays unsettled after
       if (now.t_ns - s.t_ns > config.floor_reference_ns) continue;
       const auto f = floor_of(s);
-      if (!settled_seen || !f) continue;
+      if (!settled_seen || s.window_filling || !f) continue;
       if (std::isfinite(lowest)) wander = std::max(wander, *f - lowest);
       lowest = std::min(lowest, *f);
       reference.push_back(&s);
@@ -237,7 +238,7 @@ std::optional<FloorFall> PairHistory::floor_falling(const FloorFall& fell, const
   std::size_t falls = 0, stalls = 0;
   for (std::size_t k = samples_.size() - 1; k-- > 0;) {
     const OffsetSample &a = samples_[k], &b = samples_[k + 1];
-    if (!floor_of(a) || !floor_of(b) || *floor_of(b) > *floor_of(a)) return std::nullopt;
+    if (!floor_of(a) || !floor_of(b) || *floor_of(b) > *floor_of(a) || a.window_filling) return std::nullopt;
     if (*floor_of(a) - *floor_of(b) >= config.drift_threshold_ppm * ns_per_ppm_over(b.t_ns - a.t_ns))
       ++falls;
     else if (++stalls > kStallsAllowed)

@@ -87,6 +87,9 @@ PairEstimate Estimator::evaluate_canonical(const PairState& state, DomainId low,
 
   const auto live = state.window.live(now_ns);
   e.buckets_live = live.size();
+  const std::int64_t oldest_index =
+      floor_div(now_ns, state.window.bucket_ns()) - static_cast<std::int64_t>(state.window.buckets()) + 1;
+  e.window_filling = live.empty() || live.front()->index > oldest_index;
   for (const Bucket* b : live) {
     const DirectionBucket& f = b->dir[0];
     const DirectionBucket& r = b->dir[1];

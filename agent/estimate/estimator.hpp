@@ -77,6 +77,10 @@ struct PairEstimate {
   bool empty_interval = false;
   std::uint64_t empty_interval_episodes = 0;  // times this pair entered the empty state (at tick)
   std::size_t buckets_used = 0, buckets_live = 0;
+  // The window's oldest bucket holds no spans: the pair's traffic (or its return after a pause)
+  // is younger than the window, which is still filling. Its floors are then a running least over
+  // ever more spans and fall with no clock moving (docs/diagnosis.md "History", 7).
+  bool window_filling = false;
 };
 
 struct Counters {

@@ -348,6 +348,28 @@ std::optional<FloorFall> falling(const PairHistory& h) {
   return fell ? h.floor_falling(*fell, Config{}) : std::nullopt;
 }
 
+TEST_CASE("floors of a window still filling are not compared: a settled pair's least span falls as spans come") {
+  // Seen in CI on a loaded machine: a fresh agent's still pair settled at once, then its floor fell
+  // 16.7 µs over 0.91 s, a little every tick, while its window filled, and was named clock_drift.
+  PairHistory h(480);
+  for (int t = 0; t < 8; ++t) {
+    OffsetSample s = floors(t, 40'000 - 3'000.0 * t, 40'000 - 2'000.0 * t);
+    s.window_filling = true;
+    h.add(s);
+    CHECK_FALSE(h.floor_fall(Config{}).has_value());
+  }
+  SUBCASE("once full, only the full windows are compared: a floor standing on the filled window's least did not fall") {
+    for (int t = 8; t < 12; ++t) h.add(floors(t, 19'000, 26'000));
+    CHECK_FALSE(h.floor_fall(Config{}).has_value());
+  }
+  SUBCASE("and a full window's floor that falls every tick is a move again") {
+    for (int t = 8; t < 12; ++t) h.add(floors(t, 19'000 - 5'000.0 * (t - 8), 26'000));
+    REQUIRE(h.floor_fall(Config{}).has_value());
+    CHECK(h.floor_fall(Config{})->since_ns == 8 * kSecond / 4);
+    CHECK(falling(h).has_value());
+  }
+}
+
 TEST_CASE("a floor that keeps falling every tick is an offset on the move; one that fell once and stands is not") {
   CHECK_FALSE(falling(still_then_falling(2)).has_value());  // two ticks, and not beyond the margin yet
   PairHistory h = still_then_falling(3);

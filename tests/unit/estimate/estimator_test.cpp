@@ -150,6 +150,27 @@ TEST_CASE("one-directional traffic gives a one-sided bound and no midpoint") {
   CHECK(all[0].dst == 2);
 }
 
+TEST_CASE("a window is filling until its oldest bucket holds spans: at the start and after a pause") {
+  // Traffic over 0–40 s and 50–90 s; 30 s window in 1 s buckets, a tick a second.
+  Scenario sc;
+  sc.ab = sc.ba = Delay{DelayKind::constant, 5'000, 0};
+  auto spans = synth::generate(sc, 0, 40);
+  auto later = synth::generate(sc, 50, 90);
+  spans.insert(spans.end(), later.begin(), later.end());
+  Estimator est;
+  std::vector<int> filling;
+  synth::drive(est, spans, 0, 90, 1.0, [&](std::int64_t now) {
+    if (auto e = est.estimate(1, 2); e && e->window_filling) filling.push_back(static_cast<int>(now / 1'000'000'000));
+  });
+  std::vector<int> expected;
+  for (int t = 1; t <= 28; ++t) expected.push_back(t);   // at 29 s the window [0, 30) is covered
+  for (int t = 69; t <= 78; ++t) expected.push_back(t);  // its oldest second [t − 29, t − 28) in the pause
+  std::string seen;
+  for (int t : filling) seen += std::to_string(t) + " ";
+  CAPTURE(seen);
+  CHECK(filling == expected);
+}
+
 TEST_CASE("old constraints age out of the window, and idle pairs are evicted") {
   // 0–10 s over a fast path (5 µs), then 10–60 s over a slow one (50 µs).
   Scenario fast, slow;
