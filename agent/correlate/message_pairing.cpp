@@ -251,12 +251,25 @@ struct MessagePairing::State {
     const std::size_t first_span = out.size();  // this chunk's spans, which a run may join
     if (send) keep_boundaries(key, stream);
     MessageClock stamp{clock, h.domain};
-    for (const auto& m : messages) {
-      // The sender's stamp is the call that wrote its first byte; the receiver's, the call that
-      // read its last: the message is whole in the receiver's hands only then.
-      const auto ts = static_cast<std::int64_t>(send ? m.first_ts_ns : m.last_ts_ns);
-      offer_message(h, m.seq, static_cast<std::uint32_t>(std::min<std::uint64_t>(m.wire_bytes, UINT32_MAX)), ts,
-                    stamp(ts), first_span, out, info);
+    // The sender's stamp is the call that wrote its first byte; the receiver's, the call that
+    // read its last: the message is whole in the receiver's hands only then.
+    const auto ts_of = [send](const zmtp::Message& m) {
+      return static_cast<std::int64_t>(send ? m.first_ts_ns : m.last_ts_ns);
+    };
+    const auto bytes_of = [](const zmtp::Message& m) {
+      return static_cast<std::uint32_t>(std::min<std::uint64_t>(m.wire_bytes, UINT32_MAX));
+    };
+    // Offered as runs: consecutive messages of one size and one stamp.
+    for (std::size_t i = 0; i < messages.size();) {
+      const zmtp::Message& m = messages[i];
+      const std::int64_t ts = ts_of(m);
+      const std::uint32_t bytes = bytes_of(m);
+      std::size_t j = i + 1;
+      while (j < messages.size() && ts_of(messages[j]) == ts && bytes_of(messages[j]) == bytes &&
+             messages[j].seq == messages[j - 1].seq + bytes)
+        ++j;
+      offer_run(h, m.seq, bytes, static_cast<std::uint32_t>(j - i), ts, stamp(ts), first_span, out, info);
+      i = j;
     }
     if (send) {
       ZmtpStream* receiver = other_of(key, stream);  // cached: no lookup per chunk
@@ -264,6 +277,33 @@ struct MessagePairing::State {
         resolve_mirrored(StreamKey{stream.other_domain, HalfKind::recv, key.flow}, *receiver, &stream, h.capture_ns,
                          clock, out, info);
     }
+  }
+
+  // `count` consecutive messages of `bytes` each from `seq`, sharing one stamp: one matcher step
+  // for the run (ZmtpMessageMatcher::add_run), or one per message when they may be diverted to
+  // the exchange (which keys each message on its own).
+  void offer_run(const Half& h, std::uint32_t seq, std::uint32_t bytes, std::uint32_t count, std::int64_t ts,
+                 std::int64_t time_ns, std::size_t first_span, std::vector<Span>& out,
+                 std::vector<MessageSpanInfo>& info) {
+    if (count == 1 || divert_zmtp) {
+      for (std::uint32_t i = 0; i < count; ++i)
+        offer_message(h, seq + i * bytes, bytes, ts, time_ns, first_span, out, info);
+      return;
+    }
+    (h.kind == HalfKind::send ? counters.zmtp_send_messages : counters.zmtp_recv_messages) += count;
+    const std::size_t others = kafka_batches.pending();
+    const std::size_t room = limits.max_pending > others ? limits.max_pending - others : 0;
+    const std::size_t before = out.size();
+    zmtp.add_run(h.kind, h.flow, seq, count, ZmtpMessageEnd{h.domain, ts, time_ns, bytes}, room, out);
+    // Each span joins the chunk's span before it when it can, as offer_message's do.
+    std::size_t kept = before;
+    for (std::size_t i = before; i < out.size(); ++i) {
+      if (kept > first_span && join_run(out[kept - 1], out[i])) continue;
+      if (kept != i) out[kept] = out[i];
+      ++kept;
+      info.push_back({});
+    }
+    out.resize(kept);
   }
 
   // Most of a chunk's messages share its stamp: one clock reading for them.
@@ -350,8 +390,8 @@ struct MessagePairing::State {
     counters.zmtp_mirror_messages_given_up += receiver.calls.resolve(
         sender ? sender->boundaries : no_boundaries,
         sender ? std::optional<std::uint32_t>(sender->tracker.next_seq()) : std::nullopt, receiver.tracker.next_seq(),
-        now_ns, [&](const ZmtpBoundary& m, const ZmtpMirroredCall& call) {
-          offer_message(h, m.seq, m.bytes, call.capture_ns, stamp(call.capture_ns), first_span, out, info);
+        now_ns, [&](const ZmtpBoundary& m, std::uint32_t count, const ZmtpMirroredCall& call) {
+          offer_run(h, m.seq, m.bytes, count, call.capture_ns, stamp(call.capture_ns), first_span, out, info);
         });
   }
 
@@ -388,9 +428,9 @@ struct MessagePairing::State {
   static bool join_run(Span& run, const Span& next) {
     if (run.send_ns != next.send_ns || run.recv_ns != next.recv_ns || run.capture_ns != next.capture_ns ||
         run.src != next.src || run.dst != next.dst || run.transport != next.transport ||
-        run.timestamp_source != next.timestamp_source || run.messages == UINT32_MAX)
+        run.timestamp_source != next.timestamp_source || run.messages > UINT32_MAX - next.messages)
       return false;
-    ++run.messages;
+    run.messages += next.messages;
     run.bytes = static_cast<std::uint32_t>(std::min<std::uint64_t>(std::uint64_t{run.bytes} + next.bytes, UINT32_MAX));
     return true;
   }

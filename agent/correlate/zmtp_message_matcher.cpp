@@ -7,7 +7,8 @@ namespace {
 
 // Written in place, field by field: a span built on the stack and then copied was stored in
 // small pieces and read back in 16-byte ones, a store-forwarding stall on every message.
-void append_span(std::vector<Span>& out, const ZmtpMessageEnd& send, const ZmtpMessageEnd& recv) {
+void append_span(std::vector<Span>& out, const ZmtpMessageEnd& send, const ZmtpMessageEnd& recv,
+                 std::uint32_t messages = 1) {
   Span& s = out.emplace_back();
   s.src = send.domain;
   s.dst = recv.domain;
@@ -15,7 +16,16 @@ void append_span(std::vector<Span>& out, const ZmtpMessageEnd& send, const ZmtpM
   s.send_ns = send.time_ns;
   s.recv_ns = recv.time_ns;
   s.capture_ns = recv.age_ns;
-  s.bytes = send.bytes;
+  s.bytes = static_cast<std::uint32_t>(std::min<std::uint64_t>(std::uint64_t{send.bytes} * messages, UINT32_MAX));
+  s.messages = messages;
+}
+
+// Of `count` messages of `bytes` each from seq, those that start before `limit`.
+std::uint32_t starting_before(std::uint32_t seq, std::uint32_t bytes, std::uint32_t count, std::uint32_t limit) {
+  if (!seq_before(seq, limit)) return 0;
+  if (bytes == 0) return count;
+  const std::uint32_t gap = limit - seq;  // below 2^31: seq_before
+  return static_cast<std::uint32_t>(std::min<std::uint64_t>(count, (std::uint64_t{gap} + bytes - 1) / bytes));
 }
 
 }  // namespace
@@ -56,6 +66,73 @@ bool ZmtpMessageMatcher::add(HalfKind kind, const FlowKey& flow, std::uint32_t s
   }
   wait(mine, seq, end);
   return false;
+}
+
+std::size_t ZmtpMessageMatcher::add_run(HalfKind kind, const FlowKey& flow, std::uint32_t seq, std::uint32_t count,
+                                        const ZmtpMessageEnd& end, std::size_t room, std::vector<Span>& out) {
+  const bool send = kind == HalfKind::send;
+  (send ? counters_.sends : counters_.recvs) += count;
+  FlowQueues& queues = queues_of(flow);
+  auto& mine = send ? queues.sends : queues.recvs;
+  auto& other = send ? queues.recvs : queues.sends;
+  const std::uint32_t bytes = end.bytes;
+  std::size_t spans = 0;
+  // Each step takes the longest prefix of the run that one add() per message would treat alike.
+  while (count > 0) {
+    // Room is judged as add()'s callers judge it: before the message's step drops any half.
+    const bool room_before = pending_ < room;
+    // The other side's halves before this message: their own other halves would have come before
+    // it, and did not.
+    while (!other.empty() && seq_before(other.front_seq(), seq)) {
+      const std::uint32_t n = std::max<std::uint32_t>(
+          1, starting_before(other.front_seq(), other.front_bytes(), other.front_run_halves(), seq));
+      (send ? counters_.unpaired_recvs : counters_.unpaired_sends) += n;
+      other.pop_front(n);
+      pending_ -= n;
+    }
+    if (!other.empty()) {
+      if (other.front_seq() == seq) {
+        const std::uint32_t n = other.front_bytes() == bytes ? std::min(count, other.front_run_halves()) : 1;
+        if (send) {
+          append_span(out, end, other.front(), n);
+        } else {
+          append_span(out, other.front(), end, n);
+        }
+        ++spans;
+        counters_.pairs += n;
+        other.pop_front(n);
+        pending_ -= n;
+        seq += bytes * n;
+        count -= n;
+        continue;
+      }
+      // The other side is already past these messages: their other halves were lost.
+      const std::uint32_t n = std::max<std::uint32_t>(1, starting_before(seq, bytes, count, other.front_seq()));
+      (send ? counters_.unpaired_sends : counters_.unpaired_recvs) += n;
+      seq += bytes * n;
+      count -= n;
+      continue;
+    }
+    // Nothing of the other side waits: the run waits, as far as there is room (for the messages
+    // after this one, with the ones before them waiting).
+    if (room_before && (mine.empty() || seq_before(mine.back_seq(), seq))) {
+      const std::size_t more = room > pending_ + 1 ? room - pending_ - 1 : 0;
+      const auto n = static_cast<std::uint32_t>(1 + std::min<std::size_t>(count - 1, more));
+      mine.push_back(seq, end, n);
+      pending_ += n;
+      seq += bytes * n;
+      count -= n;
+      continue;
+    }
+    if (room_before || crowd_out_largest(queues)) {
+      wait(mine, seq, end);
+    } else {
+      ++counters_.table_full;
+    }
+    seq += bytes;
+    --count;
+  }
+  return spans;
 }
 
 bool ZmtpMessageMatcher::crowd_out_largest(const FlowQueues& mine) {

@@ -72,6 +72,14 @@ class ZmtpMessageMatcher {
   // appended.
   bool add(HalfKind kind, const FlowKey& flow, std::uint32_t seq, const ZmtpMessageEnd& end, bool room,
            std::vector<Span>& out);
+  // `count` consecutive messages of one flow and side, each `end.bytes` long, the first at `seq`,
+  // sharing `end` (a run of a chunk's messages): exactly as many add() calls, one per message,
+  // each with room while fewer than `room` halves wait here (the caller's bound, less what else it
+  // holds). A run that meets a run of
+  // the other side of the same size pairs in one step, as one span of that many messages
+  // (Span::messages). Returns the spans appended.
+  std::size_t add_run(HalfKind kind, const FlowKey& flow, std::uint32_t seq, std::uint32_t count,
+                      const ZmtpMessageEnd& end, std::size_t room, std::vector<Span>& out);
   // Halves that waited since before cutoff_ns (the caller's aging clock) are counted unpaired.
   // Each queue ages from its front and stops at the first young half; an older half behind a
   // younger one (ages slightly out of order) waits at most as long as that disorder.

@@ -41,10 +41,18 @@ class ZmtpBoundaries {
   }
   bool empty() const { return runs_.empty(); }
   ZmtpBoundary front() const { return {runs_.front().seq, runs_.front().bytes}; }
-  void pop_front() {
+  void pop_front(std::uint32_t n = 1) {
     Run& r = runs_.front();
-    r.seq += r.bytes;
-    if (--r.count == 0) runs_.pop_front();
+    r.seq += r.bytes * n;
+    if ((r.count -= n) == 0) runs_.pop_front();
+  }
+  // Of the front run's messages, those that end by `to` (at least the front, which the caller
+  // checked): one size, consecutive.
+  std::uint32_t front_ending_by(std::uint32_t to) const {
+    const Run& r = runs_.front();
+    if (r.bytes == 0) return r.count;
+    const std::uint32_t span = to - r.seq;  // the front ends by `to`: below 2^31
+    return std::max<std::uint32_t>(1, std::min(r.count, span / r.bytes));
   }
   // Drops the oldest run whole; returns its messages.
   std::uint32_t drop_front_run() {
@@ -100,8 +108,9 @@ class ZmtpMirroredCalls {
     return true;
   }
 
-  // Takes, in stream order, every message whose last byte a kept call read: emit(boundary, call)
-  // for each. A boundary that ends before the calls' stream position was read by a copied call
+  // Takes, in stream order, every message whose last byte a kept call read: emit(boundary, count,
+  // call) for each run of them that one call read (`count` messages of boundary.bytes each, the
+  // first at boundary.seq). A boundary that ends before the calls' stream position was read by a copied call
   // (before mirroring began) or by a call given up: dropped. A call is done once the sender's
   // parse has passed its end (`sender_parsed_to`: the sequence number after the sender's last
   // parsed byte; none while no sending stream is followed here): no message can end in it any
@@ -128,10 +137,12 @@ class ZmtpMirroredCalls {
       while (!boundaries.empty() && !seq_before(call.end(), boundaries.front().end())) {
         const ZmtpBoundary m = boundaries.front();
         if (seq_before(call.seq, m.end())) {
-          emit(m, call);
-        } else if (at && seq_before(*at, m.end())) {
-          ++given_up;  // it ended in a gap given up just now
+          const std::uint32_t n = boundaries.front_ending_by(call.end());
+          emit(m, n, call);
+          boundaries.pop_front(n);
+          continue;
         }
+        if (at && seq_before(*at, m.end())) ++given_up;  // it ended in a gap given up just now
         boundaries.pop_front();
       }
       const bool parsed_past = !boundaries.empty() || (sender_parsed_to && !seq_before(*sender_parsed_to, call.end()));

@@ -20,12 +20,16 @@ using Taken = std::vector<std::pair<std::uint32_t, std::int64_t>>;  // (message'
 
 struct Receiver {
   ZmtpMirroredCalls calls;
-  Taken taken;
-  std::uint32_t copied_to = 0;  // set by each test to where its mirroring begins
+  Taken taken;                      // each message, from the runs emitted
+  std::vector<std::uint32_t> runs;  // the messages of each emit
+  std::uint32_t copied_to = 0;      // set by each test to where its mirroring begins
   std::size_t resolve(ZmtpBoundaries& boundaries, std::optional<std::uint32_t> parsed_to, std::int64_t now_ns = 0) {
-    return calls.resolve(
-        boundaries, parsed_to, copied_to, now_ns,
-        [&](const ZmtpBoundary& m, const ZmtpMirroredCall& c) { taken.emplace_back(m.seq, c.capture_ns); });
+    return calls.resolve(boundaries, parsed_to, copied_to, now_ns,
+                         [&](const ZmtpBoundary& m, std::uint32_t count, const ZmtpMirroredCall& c) {
+                           runs.push_back(count);
+                           for (std::uint32_t i = 0; i < count; ++i)
+                             taken.emplace_back(m.seq + i * m.bytes, c.capture_ns);
+                         });
   }
 };
 
@@ -149,4 +153,21 @@ TEST_CASE("zmtp mirror: consecutive messages of one size are one run") {
   b = of({{100, 10}, {110, 10}, {120, 7}});
   CHECK(b.drop_front_run() == 2);
   CHECK(b.front().seq == 120);
+}
+
+TEST_CASE("zmtp mirror: a run of equal messages is taken per call that read their last bytes, in one step each") {
+  // Twelve messages of 10 B from 100; calls [100, 145) at 1 (four ends: 110 ... 140), [145, 220) at 2.
+  Receiver r;
+  r.copied_to = 100;
+  CHECK(r.calls.add({100, 45, 1}, true));
+  CHECK(r.calls.add({145, 75, 2}, false));
+  ZmtpBoundaries boundaries;
+  for (std::uint32_t i = 0; i < 12; ++i) boundaries.push(100 + 10 * i, 10);
+  REQUIRE(boundaries.runs() == 1);
+  CHECK(r.resolve(boundaries, 220u) == 0);
+  CHECK(r.runs == std::vector<std::uint32_t>{4, 8});
+  Taken want;
+  for (std::uint32_t i = 0; i < 12; ++i) want.emplace_back(100 + 10 * i, i < 4 ? 1 : 2);
+  CHECK(r.taken == want);
+  CHECK(boundaries.empty());
 }
