@@ -186,11 +186,13 @@ class AgentCore {
   std::optional<std::string> capture_error_;
   std::vector<Span> spans_;
   RecentRing<RecentSpan> recent_{kRecentSpans};
+  // The newest recent span: a message's (topic, partition, records; a Kafka consumer's socket) or
+  // a TCP span's flow (null: none known).
+  void push_recent(const Span& span, const MessageSpanInfo* message, const FlowKey* flow);
   void record_spans(const std::vector<MessageSpanInfo>* info);
   // Capture time -> a domain's clock (what the payload's message spans are stamped in).
   MessagePairing::ToDomainClock message_clock();
   std::vector<FlowKey> span_flows_;  // ingest(): the flow of each span of spans_, for record_spans
-  static RecentSpan recent_message_span(const Span& span, const MessageSpanInfo& info);
   std::optional<MessagePairing> messages_;
   std::optional<PayloadReport> payload_;
   std::vector<MessageSpanInfo> span_info_;

@@ -15,16 +15,19 @@ class RecentRing {
   explicit RecentRing(std::size_t capacity) : items_(capacity > 0 ? capacity : 1) {}
 
   // Overwrites the oldest item once full (its storage, e.g. a string's buffer, is reused).
-  void push(T item) {
+  void push(T item) { push_slot() = std::move(item); }
+  // The slot of a new newest item, to be written in place: the oldest item once full (every
+  // field the caller does not set keeps that item's value), a default one before.
+  T& push_slot() {
     ++pushed_;
     std::size_t at = start_ + size_;
     if (at >= items_.size()) at -= items_.size();
-    items_[at] = std::move(item);
     if (size_ < items_.size()) {
       ++size_;
     } else if (++start_ == items_.size()) {
       start_ = 0;
     }
+    return items_[at];
   }
 
   std::size_t size() const { return size_; }

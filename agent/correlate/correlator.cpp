@@ -78,6 +78,7 @@ void Correlator::rehash(std::size_t slots) {
 }
 
 Correlator::FlowState& Correlator::flow_of(const FlowKey& key) {
+  if (last_flow_ < flows_.size() && flows_[last_flow_].key == key) return flows_[last_flow_].state;
   if (slots_.empty()) rehash(64);
   const std::uint64_t h = hash_key(key);
   const auto h32 = static_cast<std::uint32_t>(h);
@@ -85,7 +86,10 @@ Correlator::FlowState& Correlator::flow_of(const FlowKey& key) {
   std::size_t at = h & mask;
   for (; slots_[at].position != 0; at = (at + 1) & mask) {
     const Slot& s = slots_[at];
-    if (s.hash == h32 && flows_[s.position - 1].key == key) return flows_[s.position - 1].state;
+    if (s.hash == h32 && flows_[s.position - 1].key == key) {
+      last_flow_ = s.position - 1;
+      return flows_[last_flow_].state;
+    }
   }
   if ((flows_.size() + 1) * 2 > slots_.size()) {  // load factor at most 1/2: probes stay short
     rehash(slots_.size() * 2);
@@ -94,6 +98,7 @@ Correlator::FlowState& Correlator::flow_of(const FlowKey& key) {
   }
   flows_.push_back(Flow{key, h, FlowState{}});
   slots_[at] = Slot{h32, static_cast<std::uint32_t>(flows_.size())};
+  last_flow_ = flows_.size() - 1;
   return flows_.back().state;
 }
 
@@ -121,6 +126,7 @@ void Correlator::take_flow(const FlowKey& key, std::vector<Half>& out) {
 }
 
 void Correlator::erase_flow(std::size_t index) {
+  last_flow_ = SIZE_MAX;  // the last flow moves into the hole
   const std::size_t mask = slots_.size() - 1;
   auto slot_of = [&](std::size_t flow_index) {
     std::size_t at = flows_[flow_index].hash & mask;

@@ -69,24 +69,23 @@ Result<DomainRegistry> DomainRegistry::from_specs(const std::vector<DomainSpec>&
   return Result<DomainRegistry>::ok(std::move(registry));
 }
 
-std::optional<DomainId> DomainRegistry::classify(std::uint32_t netns_ino, std::uint64_t cgroup_id) const {
+const DomainId* DomainRegistry::declared(std::uint32_t netns_ino, std::uint64_t cgroup_id) const {
   // Called for every half. A host declares a handful of domains: a scan of a short array beats
   // a hash lookup, which divides by the bucket count even in an empty table (two lookups were a
   // sixth of the agent's time per half). Many domains (a node's pods) go through the maps.
   if (by_cgroup_.size() <= kScanLimit) {
     for (const auto& [id, domain] : cgroup_scan_)
-      if (id == cgroup_id) return domain;
+      if (id == cgroup_id) return &domain;
   } else if (auto it = by_cgroup_.find(cgroup_id); it != by_cgroup_.end()) {
-    return it->second;
+    return &it->second;
   }
   if (by_netns_.size() <= kScanLimit) {
     for (const auto& [ino, domain] : netns_scan_)
-      if (ino == netns_ino) return domain;
+      if (ino == netns_ino) return &domain;
   } else if (auto it = by_netns_.find(netns_ino); it != by_netns_.end()) {
-    return it->second;
+    return &it->second;
   }
-  if (only_domains_) return std::nullopt;
-  return DomainId{0};
+  return nullptr;
 }
 
 std::optional<DomainId> DomainRegistry::intern_remote(const std::string& name, std::size_t max_remote) {

@@ -29,8 +29,14 @@ class DomainRegistry {
   bool add_netns(const std::string& name, std::uint32_t netns_ino);
   bool add_cgroup(const std::string& name, std::uint64_t cgroup_id);
 
-  // nullopt: the event is outside every declared domain and only_domains is set.
-  std::optional<DomainId> classify(std::uint32_t netns_ino, std::uint64_t cgroup_id) const;
+  // nullopt: the event is outside every declared domain and only_domains is set. Inline: returned
+  // across a call, GCC assembled the optional on the stack in two narrow stores and read it back
+  // in one wide load, a stalled store forward on every half (three quarters of its samples).
+  std::optional<DomainId> classify(std::uint32_t netns_ino, std::uint64_t cgroup_id) const {
+    if (const DomainId* found = declared(netns_ino, cgroup_id)) return *found;
+    if (only_domains_) return std::nullopt;
+    return DomainId{0};
+  }
 
   // A domain named by another host's agent (the exchange): its existing id, or a new one while
   // fewer than max_remote such names were added; nullopt when that bound is reached.
@@ -53,6 +59,8 @@ class DomainRegistry {
   std::unordered_map<std::uint64_t, DomainId> by_cgroup_;
   // The same keys in insertion order, searched linearly by classify() while there are few.
   static constexpr std::size_t kScanLimit = 16;
+  // The declared domain of a netns or cgroup (a cgroup's first), or null.
+  const DomainId* declared(std::uint32_t netns_ino, std::uint64_t cgroup_id) const;
   std::vector<std::pair<std::uint32_t, DomainId>> netns_scan_;
   std::vector<std::pair<std::uint64_t, DomainId>> cgroup_scan_;
   bool only_domains_;

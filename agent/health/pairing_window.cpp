@@ -26,6 +26,23 @@ PairingWindow::Bucket& PairingWindow::bucket(DomainId domain, std::int64_t at_ns
   return b;
 }
 
+void PairingWindow::add_paired(const std::vector<Span>& spans) {
+  for (std::size_t i = 0; i < spans.size();) {
+    const Span& first = spans[i];
+    const std::int64_t start = index_of(first.capture_ns) * bucket_ns_;  // the bucket's first ns
+    const auto in_bucket = [&](std::int64_t t) {
+      return t >= start &&
+             static_cast<std::uint64_t>(t) - static_cast<std::uint64_t>(start) < static_cast<std::uint64_t>(bucket_ns_);
+    };
+    std::size_t j = i + 1;
+    while (j < spans.size() && spans[j].src == first.src && spans[j].dst == first.dst && in_bucket(spans[j].capture_ns))
+      ++j;
+    bucket(first.src, first.capture_ns).paired += j - i;
+    bucket(first.dst, first.capture_ns).paired += j - i;
+    i = j;
+  }
+}
+
 std::vector<DomainPairing> PairingWindow::report(std::int64_t now_ns) const {
   std::vector<DomainPairing> out;
   const std::int64_t newest = index_of(now_ns);

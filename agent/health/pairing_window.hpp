@@ -44,6 +44,11 @@ class PairingWindow {
   // `at_ns`: CLOCK_MONOTONIC of the span's receive, or when the half aged out unpaired.
   void add_paired(DomainId domain, std::int64_t at_ns) { bucket(domain, at_ns).paired += 1; }
   void add_unpaired(DomainId domain, std::int64_t at_ns) { bucket(domain, at_ns).unpaired += 1; }
+  // add_paired for both ends of every span (at its capture time), once per run of spans of one
+  // pair of domains in one bucket: a batch's spans mostly are (a bucket lookup per half was a
+  // twelfth of the agent's time per TCP message). Counts halves, not messages, as the correlator's
+  // spans stand for one each.
+  void add_paired(const std::vector<Span>& spans);
   // Domains with counted halves in the window, by DomainId.
   std::vector<DomainPairing> report(std::int64_t now_ns) const;
   const PairingFloor& floor() const { return floor_; }

@@ -261,3 +261,37 @@ TEST_CASE("a span standing for a run of messages counts as that many spans, ever
   CHECK(a.spans == b.spans);
   CHECK(a.window.min_span_ns == b.window.min_span_ns);
 }
+
+TEST_CASE("pairing window: a batch of spans counts as each span's two ends one by one") {
+  // Runs of one pair within a bucket, pairs alternating, buckets crossed mid-run, a negative time.
+  std::vector<Span> spans;
+  auto span = [](DomainId src, DomainId dst, std::int64_t at_ns) {
+    Span s;
+    s.src = src;
+    s.dst = dst;
+    s.capture_ns = at_ns;
+    return s;
+  };
+  for (int i = 0; i < 40; ++i) spans.push_back(span(1, 2, 9 * kSecond / 10 + i * kSecond / 20));
+  for (int i = 0; i < 10; ++i) spans.push_back(span(i % 2 ? 2 : 3, 1, 3 * kSecond + i));
+  spans.push_back(span(2, 1, -1));
+  spans.push_back(span(2, 1, 0));
+  spans.push_back(span(2, 1, kSecond - 1));
+  spans.push_back(span(2, 1, kSecond));
+  PairingWindow batch(10 * kSecond, kSecond), one(10 * kSecond, kSecond);
+  batch.add_paired(spans);
+  for (const Span& s : spans) {
+    one.add_paired(s.src, s.capture_ns);
+    one.add_paired(s.dst, s.capture_ns);
+  }
+  for (std::int64_t now : {std::int64_t{0}, 2 * kSecond, 4 * kSecond, 11 * kSecond, 12 * kSecond}) {
+    const auto a = batch.report(now), b = one.report(now);
+    REQUIRE(a.size() == b.size());
+    for (std::size_t i = 0; i < a.size(); ++i) {
+      CAPTURE(now);
+      CHECK(a[i].domain == b[i].domain);
+      CHECK(a[i].paired_halves == b[i].paired_halves);
+    }
+  }
+  CHECK(batch.report(4 * kSecond).size() == 3);
+}
