@@ -18,7 +18,9 @@ for variant in "${TCP_VARIANTS[@]}"; do
   sent=0
   for call in writev sendto sendmsg; do
     port=$((port + 1))
-    in_host 2 "$TRAFFIC" slow-sink --listen $B:$port --size 65536 --rcvbuf 65536 --delay-ms 15 --duration 60 \
+    # 32 KiB per 15 ms: about 4 s for the 8 MiB. At 64 KiB (about 2 s) a sendmsg under CI load once
+    # returned after 0.98 s, below the shape's 1 s, while its reader still took 128 reads.
+    in_host 2 "$TRAFFIC" slow-sink --listen $B:$port --size 32768 --rcvbuf 65536 --delay-ms 15 --duration 60 \
       >"$WORK/sink.out" &
     sink=$!
     in_host 1 "$TRAFFIC" blocking-source --call $call --connect $B:$port --bytes 8388608 --sndbuf 65536 --count 1 \
