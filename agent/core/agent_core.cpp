@@ -114,7 +114,8 @@ void AgentCore::record_spans(const std::vector<MessageSpanInfo>* info) {
 
 void AgentCore::push_recent(const Span& span, const MessageSpanInfo* message, const FlowKey* flow) {
   // Written into the ring's oldest slot: a RecentSpan built and moved in was zeroed and copied
-  // whole per span (a tenth of the agent's time per TCP message).
+  // whole per span (the zeroing alone was a third of record_spans' samples, which were a tenth of
+  // the agent's per TCP message).
   RecentSpan& recent = recent_.push_slot();
   recent.span = span;
   if (message) {

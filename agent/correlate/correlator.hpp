@@ -147,8 +147,8 @@ class Correlator {
   std::vector<Flow> flows_;
   std::vector<Slot> slots_;
   // The flow of the last half: a message's send and receive halves share their flow, and a
-  // stream's halves come in runs of one flow; comparing the key is cheaper than hashing it (a
-  // sixth of the agent's time per half went to finding the flow). Forgotten when flows move.
+  // stream's halves come in runs of one flow; comparing the key is cheaper than hashing it (an
+  // eighth of the agent's samples per TCP message went to finding the flow). Forgotten when flows move.
   std::size_t last_flow_ = SIZE_MAX;
   std::size_t pending_sends_ = 0;
   std::size_t pending_recvs_ = 0;

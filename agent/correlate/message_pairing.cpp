@@ -4,6 +4,7 @@
 #include <optional>
 #include <utility>
 
+#include "correlate/span_runs.hpp"
 #include "correlate/zmtp_mirror.hpp"
 #include "protocols/kafka/kafka_connection.hpp"
 #include "protocols/zmtp/zmtp_stream.hpp"
@@ -279,31 +280,42 @@ struct MessagePairing::State {
     }
   }
 
-  // `count` consecutive messages of `bytes` each from `seq`, sharing one stamp: one matcher step
-  // for the run (ZmtpMessageMatcher::add_run), or one per message when they may be diverted to
-  // the exchange (which keys each message on its own).
+  // `count` consecutive message halves of `h`'s stream (its kind, domain and flow), `bytes` each
+  // from `seq`, sharing one stamp: to the exchange one by one (it keys each message on its own)
+  // when halves are diverted, else to the matcher as one run (ZmtpMessageMatcher::add_run). The
+  // spans they complete join the chunk's spans from `first_span` when they can (span_runs.hpp).
   void offer_run(const Half& h, std::uint32_t seq, std::uint32_t bytes, std::uint32_t count, std::int64_t ts,
                  std::int64_t time_ns, std::size_t first_span, std::vector<Span>& out,
                  std::vector<MessageSpanInfo>& info) {
-    if (count == 1 || divert_zmtp) {
-      for (std::uint32_t i = 0; i < count; ++i)
-        offer_message(h, seq + i * bytes, bytes, ts, time_ns, first_span, out, info);
+    if (!divert_zmtp) {
+      match_run(h, seq, bytes, count, ts, time_ns, first_span, out, info);
       return;
     }
+    for (std::uint32_t i = 0; i < count; ++i) {
+      Half half = h;
+      half.transport = Transport::zmtp;
+      half.seq = seq + i * bytes;
+      half.bytes = bytes;
+      half.capture_ns = ts;
+      half.domain_ns = time_ns;
+      if (divert_zmtp(half)) {
+        (h.kind == HalfKind::send ? counters.zmtp_send_messages : counters.zmtp_recv_messages) += 1;
+        ++counters.zmtp_diverted;
+        continue;
+      }
+      match_run(h, half.seq, bytes, 1, ts, time_ns, first_span, out, info);
+    }
+  }
+
+  void match_run(const Half& h, std::uint32_t seq, std::uint32_t bytes, std::uint32_t count, std::int64_t ts,
+                 std::int64_t time_ns, std::size_t first_span, std::vector<Span>& out,
+                 std::vector<MessageSpanInfo>& info) {
     (h.kind == HalfKind::send ? counters.zmtp_send_messages : counters.zmtp_recv_messages) += count;
     const std::size_t others = kafka_batches.pending();
     const std::size_t room = limits.max_pending > others ? limits.max_pending - others : 0;
     const std::size_t before = out.size();
     zmtp.add_run(h.kind, h.flow, seq, count, ZmtpMessageEnd{h.domain, ts, time_ns, bytes}, room, out);
-    // Each span joins the chunk's span before it when it can, as offer_message's do.
-    std::size_t kept = before;
-    for (std::size_t i = before; i < out.size(); ++i) {
-      if (kept > first_span && join_run(out[kept - 1], out[i])) continue;
-      if (kept != i) out[kept] = out[i];
-      ++kept;
-      info.push_back({});
-    }
-    out.resize(kept);
+    info.resize(info.size() + join_appended(out, first_span, before));
   }
 
   // Most of a chunk's messages share its stamp: one clock reading for them.
@@ -321,32 +333,6 @@ struct MessagePairing::State {
       return read;
     }
   };
-
-  // One message half of `h`'s stream (its kind, domain and flow): to the exchange (divert) or the
-  // matcher; a span it completes joins the run of spans before it from `first_span` when it can.
-  void offer_message(const Half& h, std::uint32_t seq, std::uint32_t bytes, std::int64_t ts, std::int64_t time_ns,
-                     std::size_t first_span, std::vector<Span>& out, std::vector<MessageSpanInfo>& info) {
-    const ZmtpMessageEnd end{h.domain, ts, time_ns, bytes};
-    (h.kind == HalfKind::send ? counters.zmtp_send_messages : counters.zmtp_recv_messages) += 1;
-    if (divert_zmtp) {
-      Half half = h;
-      half.transport = Transport::zmtp;
-      half.seq = seq;
-      half.bytes = end.bytes;
-      half.capture_ns = ts;
-      half.domain_ns = end.time_ns;
-      if (divert_zmtp(half)) {
-        ++counters.zmtp_diverted;
-        return;
-      }
-    }
-    if (!zmtp.add(h.kind, h.flow, seq, end, pending() < limits.max_pending, out)) return;
-    if (out.size() - first_span >= 2 && join_run(out[out.size() - 2], out.back())) {
-      out.pop_back();
-    } else {
-      info.push_back({});
-    }
-  }
 
   // A sending stream's messages just parsed (this->messages): where they end, kept while its
   // receiver is followed here too. Every kBoundaryCheck new runs of them the receiver is asked how
@@ -418,21 +404,6 @@ struct MessagePairing::State {
       ++counters.zmtp_mirror_unresolved_calls;
     if (!receiver.calls.add({h.seq, h.bytes, h.capture_ns}, first)) ++counters.zmtp_mirror_unresolved_calls;
     resolve_mirrored(key, receiver, sender, h.capture_ns, clock, out, info);
-  }
-
-  // Messages written by one call and read by one call have the same two stamps: the span of the
-  // one before takes this one in (its count and bytes) when they are the same in all else, so
-  // that what comes after pairing runs once per run of them, not once per message (at millions
-  // of coalesced messages a second, that was half of the agent's time). Every statistic counts a
-  // span Span::messages times, so nothing it reports changes.
-  static bool join_run(Span& run, const Span& next) {
-    if (run.send_ns != next.send_ns || run.recv_ns != next.recv_ns || run.capture_ns != next.capture_ns ||
-        run.src != next.src || run.dst != next.dst || run.transport != next.transport ||
-        run.timestamp_source != next.timestamp_source || run.messages > UINT32_MAX - next.messages)
-      return false;
-    run.messages += next.messages;
-    run.bytes = static_cast<std::uint32_t>(std::min<std::uint64_t>(std::uint64_t{run.bytes} + next.bytes, UINT32_MAX));
-    return true;
   }
 
   // Once per stream: the framing its greeting settled on, or why it is not parsed (with the
