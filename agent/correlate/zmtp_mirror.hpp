@@ -86,11 +86,16 @@ struct ZmtpMirroredCall {
 // first call it left uncopied) each call starts where the one before ended. Messages pair in
 // stream order, so the first call also waits until the receiver's own parse of its copied calls
 // (the payload ring, read apart from the half rings) has reached where mirroring began. A gap (a
-// call not yet arrived, or lost with its half; copied calls whose records were lost) waits until
-// the call after it has waited kGapHoldNs; then the messages that ended in the gap are given up.
+// call not yet arrived, or lost with its half) waits until the call after it has waited
+// kGapHoldNs; then the messages that ended in the gap are given up. The copied parse gets longer,
+// kCopiedHoldNs: the payload ring is read apart from the half rings and, on a loaded host, falls
+// behind them by more than kGapHoldNs, and giving up there pairs nothing right (the copied
+// messages, parsed later, would be offered after mirrored ones that follow them in the stream).
+// Only copied records that were lost (counted with the ring) leave it waiting the whole hold.
 class ZmtpMirroredCalls {
  public:
   static constexpr std::int64_t kGapHoldNs = 50'000'000;
+  static constexpr std::int64_t kCopiedHoldNs = 1'000'000'000;
 
   // `first`: the kernel's mark of the socket's first uncopied call. Returns false for a call that
   // overlaps one already kept or taken (a duplicate): not kept.
@@ -129,7 +134,8 @@ class ZmtpMirroredCalls {
       if (!at || call.seq != *at || copied_behind) {
         // Where mirroring began is not known yet, a call before this one has not arrived, or the
         // receiver's copied calls are not all parsed yet.
-        if (now_ns - call.capture_ns < kGapHoldNs) break;
+        const std::int64_t hold = copied_behind ? kCopiedHoldNs : kGapHoldNs;
+        if (now_ns - call.capture_ns < hold) break;
         taken_to_ = call.seq;  // waited enough: the calls before it are given up
       } else {
         taken_to_ = call.seq;

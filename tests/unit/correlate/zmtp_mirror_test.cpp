@@ -141,6 +141,34 @@ TEST_CASE("zmtp mirror: the first call waits until the receiver's copied calls a
   CHECK(r.taken == Taken{{90, 1}, {105, 1}});
 }
 
+TEST_CASE("zmtp mirror: a copied parse behind by more than a gap's hold is still waited for") {
+  // On a loaded host the payload ring (copied calls) is read well after the half rings: the
+  // mirrored call must not go on before the copied messages, or they pair out of order.
+  Receiver r;
+  r.copied_to = 80;
+  r.calls.add({100, 10, 1'000}, true);
+  ZmtpBoundaries boundaries = of({{90, 15}, {105, 5}});
+  CHECK(r.resolve(boundaries, 110u, 1'000 + 5 * ZmtpMirroredCalls::kGapHoldNs) == 0);
+  CHECK(r.taken.empty());
+  CHECK(r.calls.size() == 1);
+  r.copied_to = 100;
+  CHECK(r.resolve(boundaries, 110u, 1'000 + 6 * ZmtpMirroredCalls::kGapHoldNs) == 0);
+  CHECK(r.taken == Taken{{90, 1'000}, {105, 1'000}});
+}
+
+TEST_CASE("zmtp mirror: copied records that never come (lost with the payload ring) are given up after their hold") {
+  Receiver r;
+  r.copied_to = 80;
+  r.calls.add({100, 10, 1'000}, true);
+  ZmtpBoundaries boundaries = of({{90, 15}, {105, 5}});
+  r.resolve(boundaries, 110u, 1'000 + ZmtpMirroredCalls::kCopiedHoldNs - 1);
+  CHECK(r.taken.empty());
+  r.resolve(boundaries, 110u, 1'000 + ZmtpMirroredCalls::kCopiedHoldNs);
+  // [90, 105) ended in this call, its start was read by a copied call: it is stamped by this call.
+  CHECK(r.taken == Taken{{90, 1'000}, {105, 1'000}});
+  CHECK(r.calls.empty());
+}
+
 TEST_CASE("zmtp mirror: consecutive messages of one size are one run") {
   ZmtpBoundaries b = of({{100, 10}, {110, 10}, {120, 10}, {130, 5}, {135, 10}, {150, 10}});
   CHECK(b.runs() == 4);  // 100..130 by 10; 130 by 5; 135; 150 (not where 135's run ends)
