@@ -59,8 +59,16 @@ jq -e '[.pairs[] | select(.transport=="tcp" and ((.src=="h1" and .dst=="h2") or 
   fail "merged: h1-h2 should be clock_step with culprit h1"
 jq -e '[.hosts[] | select(.culprit) | .host] == ["h1"]' <<<"$merged" >/dev/null || fail "merged: only h1 should be blamed"
 jq -e '.incidents >= 2' <<<"$merged" >/dev/null || fail "merged: the incidents should be counted"
-jq -e '[.pairs[] | select(.transport=="tcp" and ((.src=="h2" and .dst=="h3") or (.src=="h3" and .dst=="h2")))]
-       | all(.diagnosis.cause == "none")' <<<"$merged" >/dev/null || fail "merged: h2-h3 should stay none"
+# h2-h3 never moved. Under load its 5 s window's interval can widen for a moment, which reads as
+# `undetermined` (the interval has not settled), not as a fault: asked again until it is none.
+h2_h3_none() {
+  local now
+  now=$("$SKEWSCOPE" status --agent "$A_URL" --agent "$B_URL" --json 2>/dev/null || true)  # exits 1: h1 stepped
+  jq -e '
+    [.pairs[] | select(.transport=="tcp" and ((.src=="h2" and .dst=="h3") or (.src=="h3" and .dst=="h2")))]
+    | length > 0 and all(.diagnosis.cause == "none")' <<<"$now" >/dev/null
+}
+wait_until 10 h2_h3_none || fail "merged: h2-h3 should stay none ($(diag h2 h3 cause "$A_URL" "$B_URL"))"
 
 set +e
 out=$("$SKEWSCOPE" explain --agent "$A_URL" --agent "$B_URL")
