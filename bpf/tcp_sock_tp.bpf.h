@@ -12,10 +12,10 @@
  * - send: stamped before any byte is queued, so that with one clock a receive can never precede
  *   its send. tcp:tcp_sendmsg_locked (sock_send_begin) fires in tcp_sendmsg_locked's copy loop,
  *   once per chunk and again after every wait for buffer space, with the socket locked: its
- *   first firing of a call takes the time and write_seq to task-local storage; sock_send_end then
- *   emits the half with the bytes the call returned. Stamping at sock_send_length alone would be
- *   one program cheaper but late: loopback (and a fast peer) can deliver, wake and complete the
- *   receive before sendmsg returns, a negative span.
+ *   first firing of a call takes the time and write_seq to the thread's send slot (below);
+ *   sock_send_end then emits the half with the bytes the call returned. Stamping at
+ *   sock_send_length alone would be one program cheaper but late: loopback (and a fast peer) can
+ *   deliver, wake and complete the receive before sendmsg returns, a negative span.
  * - a blocking send that will wait for buffer space (more bytes than the send buffer has room
  *   for) is emitted at its start instead, with the bytes it asked to send: the peer reads its
  *   first bytes long before the call returns, and that receive must not wait for the send's end
@@ -44,14 +44,102 @@ struct send_start {
 /* enum sock_flags: SOCK_DEAD, SOCK_DONE, ...; SOCK_DONE is set by tcp_fin alone in TCP. */
 #define SOCK_DONE_BIT 1
 
-/* One slot per thread, freed with the thread: begin and end of a send run in the same thread,
- * while the thread may change CPU between them (a send that waits for buffer space). */
+/* One slot per thread: begin and end of a send run in the same thread, while the thread may
+ * change CPU between them (a send that waits for buffer space, or a preemption).
+ *
+ * A thread's slot is first looked for in send_slots, a table (16 384 slots unless the agent sizes
+ * it otherwise) where it has a home by a hash of its id and may sit up to SEND_SLOT_PROBES slots
+ * past it: inlined array lookups and compares. The thread claims a free slot at its first send
+ * (a compare-and-swap on the owner, so that two CPUs cannot take one slot) and keeps it until it
+ * exits (send_slot_forget, from sched_process_exit). A thread that finds none free near its home
+ * (thousands of threads sending) keeps its send in task-local storage, as every thread did
+ * before, counted (SKEWSCOPE_CNT_SEND_SLOT_FALLBACK): bpf_task_storage_get is a helper call that
+ * takes a lock and looks in a cache, and the two per message were about 40 ns of the programs'
+ * 620 (bench/RESULTS.md). A slot whose thread's exit was missed stays owned by that id; a later
+ * thread given the same id adopts it, and its content cannot pass same_send (another call's
+ * message). */
+#define SEND_SLOT_PROBES 4
+
+/* The table's size less one (a power of two): set by the agent with the map's size. */
+const volatile __u32 send_slot_mask = (1U << 14) - 1;
+
+struct send_slot {
+	__u64 owner; /* the thread's id (task->pid), 64 bits for the compare-and-swap; 0: free */
+	struct send_start start;
+} __attribute__((aligned(64))); /* one cache line: threads on two CPUs never share one */
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1 << 14);
+	__type(key, __u32);
+	__type(value, struct send_slot);
+} send_slots SEC(".maps");
+
 struct {
 	__uint(type, BPF_MAP_TYPE_TASK_STORAGE);
 	__uint(map_flags, BPF_F_NO_PREALLOC);
 	__type(key, int);
 	__type(value, struct send_start);
 } task_sends SEC(".maps");
+
+static __always_inline __u32 send_slot_at(__u32 tid, __u32 probe)
+{
+	__u32 home = (__u32)(((__u64)tid * 0x9E3779B97F4A7C15ULL) >> 32);
+	return (home + probe) & send_slot_mask;
+}
+
+/* The slot the thread owns in send_slots, or NULL (always for id 0, the owner of a free slot). */
+static __always_inline struct send_slot *owned_send_slot(__u32 tid)
+{
+	if (!tid)
+		return NULL;
+	for (__u32 i = 0; i < SEND_SLOT_PROBES; i++) {
+		__u32 at = send_slot_at(tid, i);
+		struct send_slot *slot = bpf_map_lookup_elem(&send_slots, &at);
+		if (slot && slot->owner == tid)
+			return slot;
+	}
+	return NULL;
+}
+
+/* At the thread's exit: its slot is free again. Only the thread itself writes its slot's
+ * content, and it is ending. */
+static __always_inline void send_slot_forget(__u32 tid)
+{
+	struct send_slot *slot = owned_send_slot(tid);
+	if (slot)
+		slot->owner = 0;
+}
+
+/* The thread's send slot, for a send's start: its own in send_slots, a free one there claimed,
+ * or its task-local storage (created when missing). NULL only when that cannot be created. */
+static __always_inline struct send_start *send_start_slot(struct task_struct *task)
+{
+	__u32 tid = (__u32)task->pid;
+	struct send_slot *owned = owned_send_slot(tid);
+	if (owned)
+		return &owned->start;
+	for (__u32 i = 0; tid && i < SEND_SLOT_PROBES; i++) {
+		__u32 at = send_slot_at(tid, i);
+		struct send_slot *slot = bpf_map_lookup_elem(&send_slots, &at);
+		if (slot && slot->owner == 0 &&
+		    __sync_val_compare_and_swap(&slot->owner, 0, (__u64)tid) == 0) {
+			slot->start.active = 0;
+			return &slot->start;
+		}
+	}
+	count_event(SKEWSCOPE_CNT_SEND_SLOT_FALLBACK);
+	return bpf_task_storage_get(&task_sends, task, 0, BPF_LOCAL_STORAGE_GET_F_CREATE);
+}
+
+/* The thread's send slot at a send's end: NULL when it never started one. */
+static __always_inline struct send_start *send_end_slot(struct task_struct *task)
+{
+	struct send_slot *owned = owned_send_slot((__u32)task->pid);
+	if (owned)
+		return &owned->start;
+	return bpf_task_storage_get(&task_sends, task, 0, 0);
+}
 
 static __always_inline int inet_tcp(struct sock *sk)
 {
@@ -164,7 +252,7 @@ int sock_send_begin(unsigned long long *ctx)
 	if (from_agent(task))
 		return 0;
 	__u64 now = bpf_ktime_get_ns();
-	struct send_start *slot = bpf_task_storage_get(&task_sends, task, 0, BPF_LOCAL_STORAGE_GET_F_CREATE);
+	struct send_start *slot = send_start_slot(task);
 	if (!slot) {
 		count_lost(sk, SKEWSCOPE_CNT_INFLIGHT_FULL);
 		return 0;
@@ -196,7 +284,7 @@ int sock_send_end(unsigned long long *ctx)
 	if (!inet_tcp(sk))
 		return 0;
 	struct task_struct *task = bpf_get_current_task_btf();
-	struct send_start *slot = bpf_task_storage_get(&task_sends, task, 0, 0);
+	struct send_start *slot = send_end_slot(task);
 	if (!slot || !slot->active)
 		return 0;
 	slot->active = 0;

@@ -95,12 +95,14 @@ EXIT_PROGRAM(recvmsg)
 EXIT_PROGRAM(recvmmsg)
 
 /* Fires for every exiting thread, as that thread: its in-flight entry, if any, can never be
- * completed. Not in the hook table: it captures nothing, it only keeps the table clean. */
+ * completed, and its send slot (sock_tp) is free for another thread. Not in the hook table: it
+ * captures nothing, it only keeps the tables clean. */
 SEC("tracepoint/sched/sched_process_exit")
 int forget_exited_thread(void *ctx)
 {
 	__u64 id = bpf_get_current_pid_tgid();
 	bpf_map_delete_elem(&inflight_calls, &id);
 	payload_forget(id);
+	send_slot_forget((__u32)id);
 	return 0;
 }

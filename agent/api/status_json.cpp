@@ -209,7 +209,8 @@ nlohmann::json status_json(const AgentReport& r) {
       {"rejected", rejected_halves},  // records that could not become a half, by reason
       {"pairs", c.pairs},
       {"unpaired_sends", c.sends_expired},
-      {"sends_cut_short", r.source.send_cut_short},  // emitted at their start, then moved fewer bytes
+      {"sends_cut_short", r.source.send_cut_short},          // emitted at their start, then moved fewer bytes
+      {"sends_without_slot", r.source.send_slot_fallbacks},  // no send-table slot: the slower task-local path
       {"unpaired_recvs", c.recvs_orphaned},
       {"continuation_recvs", c.recvs_without_start - c.recvs_orphaned},
       {"pending_halves", r.pending_sends + r.pending_recvs},

@@ -25,6 +25,7 @@ struct SourceCounters {
   std::uint64_t inflight_full = 0;         // syscall entries that could not be remembered until exit
   std::uint64_t mmsg_truncated = 0;        // *mmsg calls with more messages than the kernel side reads
   std::uint64_t send_cut_short = 0;        // sends emitted at their start that then moved fewer bytes
+  std::uint64_t send_slot_fallbacks = 0;   // sends kept in task-local storage: no send-table slot free
   std::uint64_t malformed_records = 0;     // ring buffer records of the wrong size (never decoded)
   std::vector<LossOrigin> lost_by_origin;  // ringbuf_full + inflight_full, where attributable
 };

@@ -27,12 +27,12 @@ std::string take_libbpf_log() { return last_lines(take_libbpf_messages(), 6); }
 
 }  // namespace
 Result<std::unique_ptr<TcpSyscallCapture>, TcpSyscallCapture::NoVariant> TcpSyscallCapture::open_best(
-    const KernelFeatures& features, const PayloadSettings& payload) {
+    const KernelFeatures& features, const PayloadSettings& payload, std::uint32_t send_slots) {
   using Best = Result<std::unique_ptr<TcpSyscallCapture>, NoVariant>;
   std::unique_ptr<TcpSyscallCapture> loaded;
   LoadableHooks hooks =
       choose_loadable_hooks(features, tcp_hook_candidates(), [&](const std::vector<HookChoice>& choices) {
-        auto attempt = load(choices, payload);
+        auto attempt = load(choices, payload, send_slots);
         if (!attempt) return Status::fail(attempt.error);
         loaded = std::move(*attempt);
         return Status::ok();
@@ -55,7 +55,7 @@ Result<std::unique_ptr<TcpSyscallCapture>, TcpSyscallCapture::NoVariant> TcpSysc
 }
 
 TcpSyscallCapture::Opened TcpSyscallCapture::load(const std::vector<HookChoice>& choices,
-                                                  const PayloadSettings& payload) {
+                                                  const PayloadSettings& payload, std::uint32_t send_slots) {
   collect_libbpf_messages();
   take_libbpf_messages();
   std::unique_ptr<TcpSyscallCapture> self(new TcpSyscallCapture());
@@ -85,6 +85,10 @@ TcpSyscallCapture::Opened TcpSyscallCapture::load(const std::vector<HookChoice>&
   if (cpus <= 0) {
     return Opened::fail("counting the possible CPUs (for one ring buffer each): " + std::string(std::strerror(-cpus)));
   }
+  if (int err = bpf_map__set_max_entries(self->skel_->maps.send_slots, send_slots)) {
+    return Opened::fail("sizing the send table: " + std::string(std::strerror(-err)));
+  }
+  self->skel_->rodata->send_slot_mask = send_slots - 1;
   const std::uint32_t ring_bytes = half_ring_bytes_per_cpu(static_cast<unsigned>(cpus));
   bpf_map__set_max_entries(self->skel_->maps.halves_by_cpu, static_cast<__u32>(cpus));
   self->skel_->rodata->ring_wakeup_mask = half_ring_wakeup_mask(ring_bytes, sizeof(skewscope_half_event));
@@ -216,6 +220,7 @@ SourceCounters TcpSyscallCapture::counters() const {
   c.inflight_full = slots[SKEWSCOPE_CNT_INFLIGHT_FULL];
   c.mmsg_truncated = slots[SKEWSCOPE_CNT_MMSG_TRUNCATED];
   c.send_cut_short = slots[SKEWSCOPE_CNT_SEND_CUT_SHORT];
+  c.send_slot_fallbacks = slots[SKEWSCOPE_CNT_SEND_SLOT_FALLBACK];
   // The origins only ever grow together with the global loss count, so the table (whose first
   // get_next_key scans every bucket of the map: tens of µs) is re-read only when that count moved
   // in this call or the one before (the kernel side bumps the global count a few instructions

@@ -14,6 +14,7 @@
 #include "capture/event_source.hpp"
 #include "capture/features.hpp"
 #include "capture/payload_settings.hpp"
+#include "capture/send_slots.hpp"
 #include "skewscope/result.hpp"
 
 struct tcp_syscalls;  // generated skeleton
@@ -35,8 +36,10 @@ class TcpSyscallCapture final : public EventSource {
     FamilyReason reason = FamilyReason::kernel_lacks_feature;
     std::string message;
   };
+  // `send_slots`: the sock_tp send table's size (capture/send_slots.hpp), a power of two.
   static Result<std::unique_ptr<TcpSyscallCapture>, NoVariant> open_best(const KernelFeatures& features,
-                                                                         const PayloadSettings& payload = {});
+                                                                         const PayloadSettings& payload = {},
+                                                                         std::uint32_t send_slots = kSendSlotsDefault);
   ~TcpSyscallCapture() override;
   TcpSyscallCapture(const TcpSyscallCapture&) = delete;
   TcpSyscallCapture& operator=(const TcpSyscallCapture&) = delete;
@@ -62,7 +65,7 @@ class TcpSyscallCapture final : public EventSource {
   TcpSyscallCapture() = default;
   // Opens the object, switches on the chosen programs only (every other program stays unloaded,
   // so one the kernel would refuse cannot fail the load), loads it and creates the rings.
-  static Opened load(const std::vector<HookChoice>& choices, const PayloadSettings& payload);
+  static Opened load(const std::vector<HookChoice>& choices, const PayloadSettings& payload, std::uint32_t send_slots);
   Status attach(const std::vector<HookChoice>& choices);
   static int on_record(void* ctx, void* data, std::size_t size);
   // One ring buffer per CPU (see bpf/lib/tcp_halves.bpf.h, capture/half_ring_size.hpp): created,

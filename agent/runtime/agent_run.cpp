@@ -7,6 +7,7 @@
 #include <sys/stat.h>
 
 #include <atomic>
+#include <cstdlib>
 #include <iostream>
 #include <memory>
 #include <mutex>
@@ -186,11 +187,13 @@ int run_agent(AgentPlan plan) {
     if (note.find(kHideFeaturesEnv) != std::string::npos) log_line("kernel feature " + note);
   // TCP is mandatory; payload capture rides on its syscall programs: if no variant that can copy
   // payloads loads, the agent runs without them (the family off, with the reason).
-  auto opened = TcpSyscallCapture::open_best(features, plan.payload);
+  const Result<std::uint32_t> send_slots = send_slots_from(std::getenv(kSendSlotsEnv));
+  if (!send_slots) return usage_error(send_slots.error);
+  auto opened = TcpSyscallCapture::open_best(features, plan.payload, *send_slots);
   if (!opened && plan.payload.max_bytes > 0) {
     family_off(CaptureFamily::payload, opened.error.reason, opened.error.message);
     plan.payload.max_bytes = 0;
-    opened = TcpSyscallCapture::open_best(features, plan.payload);
+    opened = TcpSyscallCapture::open_best(features, plan.payload, *send_slots);
   }
   if (!opened) return runtime_error(opened.error.message);
   capture = std::move(*opened);

@@ -24,6 +24,7 @@ enum { false = 0, true = 1 };
 /* UAPI constants of linux/bpf.h that the programs and libbpf's bpf_helpers.h use. */
 enum bpf_map_type {
 	BPF_MAP_TYPE_HASH = 1,
+	BPF_MAP_TYPE_ARRAY = 2,
 	BPF_MAP_TYPE_PERCPU_ARRAY = 6,
 	BPF_MAP_TYPE_ARRAY_OF_MAPS = 12,
 	BPF_MAP_TYPE_RINGBUF = 27,

@@ -42,12 +42,14 @@ enum skewscope_syscall {
 
 /* Per-CPU drop and filter counters (array map index). Every drop has a slot here. */
 enum skewscope_bpf_counter {
-	SKEWSCOPE_CNT_RINGBUF_FULL = 0, /* bpf_ringbuf_reserve failed: event lost */
-	SKEWSCOPE_CNT_INFLIGHT_FULL,	/* no room to remember a syscall between entry and exit */
-	SKEWSCOPE_CNT_MMSG_TRUNCATED,	/* more mmsghdr entries than the bounded loop reads */
-	SKEWSCOPE_CNT_EMITTED,		/* halves submitted to the ring buffer */
-	SKEWSCOPE_CNT_SEND_CUT_SHORT,	/* a send half emitted at its start (the call was going to
+	SKEWSCOPE_CNT_RINGBUF_FULL = 0,	  /* bpf_ringbuf_reserve failed: event lost */
+	SKEWSCOPE_CNT_INFLIGHT_FULL,	  /* no room to remember a syscall between entry and exit */
+	SKEWSCOPE_CNT_MMSG_TRUNCATED,	  /* more mmsghdr entries than the bounded loop reads */
+	SKEWSCOPE_CNT_EMITTED,		  /* halves submitted to the ring buffer */
+	SKEWSCOPE_CNT_SEND_CUT_SHORT,	  /* a send half emitted at its start (the call was going to
 					   wait for buffer space) whose call then moved fewer bytes */
+	SKEWSCOPE_CNT_SEND_SLOT_FALLBACK, /* a send started by a thread with no slot in the send
+					     table (sock_tp): kept in task-local storage, not lost */
 	SKEWSCOPE_CNT__COUNT,
 };
 

@@ -4,6 +4,7 @@
 #include "capture/clock_mapping.hpp"
 #include "capture/half_decode.hpp"
 #include "capture/half_ring_size.hpp"
+#include "capture/send_slots.hpp"
 #include "synthetic_halves.hpp"
 
 using namespace skewscope;
@@ -129,4 +130,17 @@ TEST_CASE("the half reader is woken every power-of-2 count of halves that fits a
   CHECK(half_ring_wakeup_mask(1u << 20, 2040) == 127);  // 128 x 2048 B is exactly a quarter
   CHECK(half_ring_wakeup_mask(64, 80) == 0);            // none fits: wake on every half
   CHECK((half_ring_wakeup_mask(4u << 20, 80) + 1) * 88 <= (4u << 20) / 4);
+}
+
+TEST_CASE("the send table's size: the default, a power of two from the test knob, or an error") {
+  CHECK(*send_slots_from(nullptr) == kSendSlotsDefault);
+  CHECK(*send_slots_from("") == kSendSlotsDefault);
+  CHECK(*send_slots_from("1") == 1);
+  CHECK(*send_slots_from("4096") == 4096);
+  CHECK(*send_slots_from("1048576") == kSendSlotsMax);
+  for (const char* bad : {"0", "3", "2097152", "-4", "4k", " 4", "4 ", "0x10", "99999999999999999999"}) {
+    const auto r = send_slots_from(bad);
+    CHECK_FALSE(r);
+    CHECK(r.error.find("SKEWSCOPE_SEND_SLOTS='") == 0);
+  }
 }
