@@ -112,13 +112,21 @@ static __always_inline void send_slot_forget(__u32 tid)
 }
 
 /* The thread's send slot, for a send's start: its own in send_slots, a free one there claimed,
- * or its task-local storage (created when missing). NULL only when that cannot be created. */
+ * or its task-local storage (created when missing). NULL only when that cannot be created. A
+ * thread whose send started in task-local storage stays there until that send ends: a later
+ * firing of the same send (after a wait for buffer space) must find that start, not a slot of
+ * the table freed meanwhile (it would take the rest of the call for a new send). */
 static __always_inline struct send_start *send_start_slot(struct task_struct *task)
 {
 	__u32 tid = (__u32)task->pid;
 	struct send_slot *owned = owned_send_slot(tid);
 	if (owned)
 		return &owned->start;
+	struct send_start *stored = bpf_task_storage_get(&task_sends, task, 0, 0);
+	if (stored && stored->active) {
+		count_event(SKEWSCOPE_CNT_SEND_SLOT_FALLBACK);
+		return stored;
+	}
 	for (__u32 i = 0; tid && i < SEND_SLOT_PROBES; i++) {
 		__u32 at = send_slot_at(tid, i);
 		struct send_slot *slot = bpf_map_lookup_elem(&send_slots, &at);
@@ -129,10 +137,12 @@ static __always_inline struct send_start *send_start_slot(struct task_struct *ta
 		}
 	}
 	count_event(SKEWSCOPE_CNT_SEND_SLOT_FALLBACK);
-	return bpf_task_storage_get(&task_sends, task, 0, BPF_LOCAL_STORAGE_GET_F_CREATE);
+	return stored ? stored : bpf_task_storage_get(&task_sends, task, 0, BPF_LOCAL_STORAGE_GET_F_CREATE);
 }
 
-/* The thread's send slot at a send's end: NULL when it never started one. */
+/* The thread's send slot at a send's end: NULL when it never started one. A thread that owns a
+ * slot of the table started its sends there (send_start_slot claims one only while no send of
+ * the thread is open in task-local storage). */
 static __always_inline struct send_start *send_end_slot(struct task_struct *task)
 {
 	struct send_slot *owned = owned_send_slot((__u32)task->pid);
