@@ -78,7 +78,13 @@ void Correlator::rehash(std::size_t slots) {
 }
 
 Correlator::FlowState& Correlator::flow_of(const FlowKey& key) {
-  if (last_flow_ < flows_.size() && flows_[last_flow_].key == key) return flows_[last_flow_].state;
+  for (std::size_t i = 0; i < recent_flows_.size(); ++i) {
+    const std::size_t at = recent_flows_[i];
+    if (at < flows_.size() && flows_[at].key == key) {
+      if (i) std::swap(recent_flows_[0], recent_flows_[i]);
+      return flows_[at].state;
+    }
+  }
   if (slots_.empty()) rehash(64);
   const std::uint64_t h = hash_key(key);
   const auto h32 = static_cast<std::uint32_t>(h);
@@ -87,8 +93,8 @@ Correlator::FlowState& Correlator::flow_of(const FlowKey& key) {
   for (; slots_[at].position != 0; at = (at + 1) & mask) {
     const Slot& s = slots_[at];
     if (s.hash == h32 && flows_[s.position - 1].key == key) {
-      last_flow_ = s.position - 1;
-      return flows_[last_flow_].state;
+      remember_flow(s.position - 1);
+      return flows_[s.position - 1].state;
     }
   }
   if ((flows_.size() + 1) * 2 > slots_.size()) {  // load factor at most 1/2: probes stay short
@@ -98,8 +104,13 @@ Correlator::FlowState& Correlator::flow_of(const FlowKey& key) {
   }
   flows_.push_back(Flow{key, h, FlowState{}});
   slots_[at] = Slot{h32, static_cast<std::uint32_t>(flows_.size())};
-  last_flow_ = flows_.size() - 1;
+  remember_flow(flows_.size() - 1);
   return flows_.back().state;
+}
+
+void Correlator::remember_flow(std::size_t index) {
+  recent_flows_[1] = recent_flows_[0];
+  recent_flows_[0] = index;
 }
 
 void Correlator::take_flow(const FlowKey& key, std::vector<Half>& out) {
@@ -126,7 +137,7 @@ void Correlator::take_flow(const FlowKey& key, std::vector<Half>& out) {
 }
 
 void Correlator::erase_flow(std::size_t index) {
-  last_flow_ = SIZE_MAX;  // the last flow moves into the hole
+  recent_flows_ = {SIZE_MAX, SIZE_MAX};  // the last flow moves into the hole
   const std::size_t mask = slots_.size() - 1;
   auto slot_of = [&](std::size_t flow_index) {
     std::size_t at = flows_[flow_index].hash & mask;

@@ -8,6 +8,7 @@
 // reorder allowance when that cannot be known (a send missing or not traced).
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <vector>
 
@@ -119,6 +120,7 @@ class Correlator {
   static std::uint64_t unwrap(FlowState& flow, std::uint32_t seq);
   static std::uint64_t hash_key(const FlowKey& key);
   FlowState& flow_of(const FlowKey& key);
+  void remember_flow(std::size_t index);
   void erase_flow(std::size_t index);
   void rehash(std::size_t slots);
   void note_send(FlowState& flow, std::uint64_t seq, std::uint64_t end, std::int64_t capture_ns);
@@ -146,10 +148,12 @@ class Correlator {
   };
   std::vector<Flow> flows_;
   std::vector<Slot> slots_;
-  // The flow of the last half: a message's send and receive halves share their flow, and a
-  // stream's halves come in runs of one flow; comparing the key is cheaper than hashing it (an
-  // eighth of the agent's samples per TCP message went to finding the flow). Forgotten when flows move.
-  std::size_t last_flow_ = SIZE_MAX;
+  // The flows of the last halves, the latest first: a message's send and receive halves share
+  // their flow, a stream's halves come in runs of one flow, and a request/response connection's
+  // alternate between its two directions (one CPU's ring holds the client's request sends and
+  // reply receives); comparing keys is cheaper than hashing one (an eighth of the agent's samples
+  // per TCP message went to finding the flow). Forgotten when flows move.
+  std::array<std::size_t, 2> recent_flows_{SIZE_MAX, SIZE_MAX};
   std::size_t pending_sends_ = 0;
   std::size_t pending_recvs_ = 0;
 };

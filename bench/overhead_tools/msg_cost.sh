@@ -3,7 +3,7 @@
 # alternating rounds under the same conditions, so that a shared machine's load falls on every
 # configuration alike and the ratios hold even when the nanoseconds do not.
 #
-#   bench/overhead_tools/msg_cost.sh [--rounds N] [--duration SECONDS] [--build DIR] [--pin] CONFIG...
+#   bench/overhead_tools/msg_cost.sh [--rounds N] [--duration SECONDS] [--build DIR] [--pin] [--shape stream|rr] CONFIG...
 #     CONFIG = LABEL=SKEWSCOPE_BINARY[:VARIANT]   e.g. before=/tmp/skewscope-main after=build/agent/cli/skewscope
 #            | LABEL=floor:empty|floor:stamp|floor:shared   the floor of the same hooks in place of an agent
 #              (bench/floor/README.md: empty programs on them; a program that only stamps and
@@ -18,21 +18,26 @@
 # --pin: the stream's source on CPU 0, its sink on CPU 1, so that the two halves of a message are
 # emitted on different CPUs at the same time (as on a quiet machine) even when other load would
 # otherwise time-slice both on one CPU.
+# --shape rr: 64 B request/response round trips (lab_traffic rr-client -> rr-server) instead of a
+# one-way stream: each round trip is two messages, and the halves of the two directions alternate
+# (a CPU's ring holds one end's sends and receives).
 source "$(dirname "$0")/../lib.sh"
 
-rounds=5 duration=3 configs=() pin_sink=() pin_source=()
+rounds=5 duration=3 configs=() pin_sink=() pin_source=() shape=stream
 while [ $# -gt 0 ]; do
   case "$1" in
     --rounds) rounds=$2; shift 2 ;;
     --duration) duration=$2; shift 2 ;;
     --build) BUILD=$2; shift 2 ;;
     --pin) pin_source=(taskset -c 0) pin_sink=(taskset -c 1); shift ;;
-    -h|--help) sed -n '2,14p' "$0" >&2; exit 2 ;;
+    --shape) shape=${2:-}; shift 2 ;;
+    -h|--help) sed -n '2,23p' "$0" >&2; exit 2 ;;
     *=*) configs+=("$1"); shift ;;
     *) die "unknown argument $1 (see --help)" ;;
   esac
 done
 [ ${#configs[@]} -ge 1 ] || die "give at least one LABEL=BINARY[:VARIANT]"
+[[ "$shape" =~ ^(stream|rr)$ ]] || die "--shape is stream or rr"
 [[ "$rounds" =~ ^[0-9]+$ ]] && [ "$rounds" -ge 1 ] || die "--rounds must be a positive integer"
 bench_init
 FLOOR=$BUILD/bench/floor/floor_programs
@@ -66,16 +71,20 @@ one_run() {  # one_run LABEL BINARY VARIANT ROUND
       start_agent --domain a=netns:"$(netns_path 1)" --domain b=netns:"$(netns_path 2)" --only-domains
   fi
   port=$((port + 1))
-  in_host 2 "${pin_sink[@]}" "$BT" stream-sink --listen $B:$port --size 64 --duration $((duration + 20)) >"$WORK/sink" &
+  local sink_mode=stream-sink source_mode=stream-source
+  [ "$shape" = stream ] || sink_mode=rr-server source_mode=rr-client
+  in_host 2 "${pin_sink[@]}" "$BT" $sink_mode --listen $B:$port --size 64 --duration $((duration + 20)) >"$WORK/sink" &
   sink=$!
   agent_bpf_runtime_by_prog | sort >"$WORK/p0"
   cpu0=$(agent_cpu_ns)
-  in_host 1 "${pin_source[@]}" "$BT" stream-source --connect $B:$port --size 64 --count 50000000 --duration "$duration" >/dev/null
+  in_host 1 "${pin_source[@]}" "$BT" $source_mode --connect $B:$port --size 64 --count 50000000 --duration "$duration" >/dev/null
   wait $sink
   sleep 0.3  # the agent drains the ring buffer (it polls every 20 ms)
   cpu1=$(agent_cpu_ns)
   agent_bpf_runtime_by_prog | sort >"$WORK/p1"
-  msgs=$(awk 'FNR == 1 { for (i = 2; i <= NF; i++) { split($i, kv, "="); if (kv[1] == "messages") print kv[2] } }' "$WORK/sink")
+  # stream-sink says messages=N; rr-server round_trips=N, two messages each
+  msgs=$(awk 'FNR == 1 { for (i = 2; i <= NF; i++) { split($i, kv, "=");
+           if (kv[1] == "messages") print kv[2]; if (kv[1] == "round_trips") print 2 * kv[2] } }' "$WORK/sink")
   agent_stop
   if [ "$bin" = floor ]; then
     grep -q " 0 lost$" "$WORK/floor.log" || die "the floor's ring lost records: $(cat "$WORK/floor.log")"
@@ -86,7 +95,7 @@ one_run() {  # one_run LABEL BINARY VARIANT ROUND
   note "round $round $label: $(tail -1 "$rows")"
 }
 
-note "msg_cost: $rounds round(s) of ${duration}s 64 B streams; $(machine); load $(cut -d' ' -f1-3 /proc/loadavg)"
+note "msg_cost: $rounds round(s) of ${duration}s of 64 B messages ($shape); $(machine); load $(cut -d' ' -f1-3 /proc/loadavg)"
 bpf_stats_on
 n=${#configs[@]}
 for round in $(seq 1 "$rounds"); do
@@ -100,7 +109,7 @@ done
 bpf_stats_off
 load_end=$(cut -d' ' -f1-3 /proc/loadavg)
 
-echo "### msg_cost: CPU per traced 64 B message ($(date -u +%Y-%m-%dT%H:%MZ))"
+echo "### msg_cost: CPU per traced 64 B message, $shape ($(date -u +%Y-%m-%dT%H:%MZ))"
 echo
 echo "$rounds rounds of ${duration} s${pin_sink[*]:+, source on CPU 0 and sink on CPU 1}, configurations alternated; load average at the end $load_end; $(machine)."
 echo "Medians over rounds; ratio = median of the per-round ratios to \`${configs[0]%%=*}\`."

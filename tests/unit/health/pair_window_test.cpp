@@ -295,3 +295,51 @@ TEST_CASE("pairing window: a batch of spans counts as each span's two ends one b
   }
   CHECK(batch.report(4 * kSecond).size() == 3);
 }
+
+TEST_CASE("pairing window: domains that alternate half by half are counted as one by one, across buckets and reuse") {
+  // Three buckets of 1 s; three domains taking turns (the two ends of request/response
+  // traffic, and a third), times moving on by 0.37 s every few halves so that ring slots are
+  // reused while recently found buckets are remembered.
+  constexpr std::int64_t kBuckets = 3;
+  PairingWindow w(kBuckets * kSecond, kSecond, PairingFloor{0.9, 1});
+  struct Event {
+    DomainId domain;
+    std::int64_t at_ns;
+    bool paired;
+  };
+  std::vector<Event> events;
+  const DomainId turns[] = {1, 2, 1, 2, 3, 2};
+  std::int64_t t = kSecond / 2;
+  for (int i = 0; i < 600; ++i) {
+    if (i % 4 == 0) t += 370'000'000;
+    const Event e{turns[i % 6], t, i % 5 != 0};
+    events.push_back(e);
+    if (e.paired)
+      w.add_paired(e.domain, e.at_ns);
+    else
+      w.add_unpaired(e.domain, e.at_ns);
+    if (i % 50 != 49) continue;
+    // Against the events themselves: each in the bucket of its second.
+    const std::int64_t newest = t / kSecond;
+    for (const DomainPairing& d : w.report(t)) {
+      std::uint64_t paired = 0, unpaired = 0;
+      for (const Event& x : events)
+        if (x.domain == d.domain && x.at_ns / kSecond > newest - kBuckets) ++(x.paired ? paired : unpaired);
+      CHECK(d.paired_halves == paired);
+      CHECK(d.unpaired_halves == unpaired);
+    }
+  }
+}
+
+TEST_CASE("pairing window: a late half after its bucket's slot was reused lands in the newer bucket") {
+  PairingWindow w(3 * kSecond, kSecond, PairingFloor{0.9, 1});
+  w.add_paired(1, kSecond / 2);                // bucket 0, slot 0
+  w.add_paired(2, kSecond / 2);                // another domain between: both remembered
+  w.add_paired(1, 3 * kSecond + kSecond / 2);  // bucket 3 takes slot 0
+  w.add_unpaired(1, kSecond / 2 + 1);          // late, for bucket 0: counted in bucket 3
+  const auto r = w.report(3 * kSecond + kSecond / 2);
+  REQUIRE(r.size() == 1);  // domain 2's bucket 0 has left the window
+  CHECK(r[0].domain == 1);
+  CHECK(r[0].paired_halves == 1);
+  CHECK(r[0].unpaired_halves == 1);
+}
