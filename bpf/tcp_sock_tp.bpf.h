@@ -88,16 +88,23 @@ static __always_inline __u32 send_slot_at(__u32 tid, __u32 probe)
 	return (home + probe) & send_slot_mask;
 }
 
-/* The slot the thread owns in send_slots, or NULL (always for id 0, the owner of a free slot). */
-static __always_inline struct send_slot *owned_send_slot(__u32 tid)
+/* The slot the thread owns in send_slots, or NULL (always for id 0, the owner of a free slot).
+ * `free` (when not NULL) gets the first free slot of the thread's probes, or NULL. */
+static __always_inline struct send_slot *owned_send_slot(__u32 tid, struct send_slot **free)
 {
+	if (free)
+		*free = NULL;
 	if (!tid)
 		return NULL;
 	for (__u32 i = 0; i < SEND_SLOT_PROBES; i++) {
 		__u32 at = send_slot_at(tid, i);
 		struct send_slot *slot = bpf_map_lookup_elem(&send_slots, &at);
-		if (slot && slot->owner == tid)
+		if (!slot)
+			continue;
+		if (slot->owner == tid)
 			return slot;
+		if (free && !*free && slot->owner == 0)
+			*free = slot;
 	}
 	return NULL;
 }
@@ -106,7 +113,7 @@ static __always_inline struct send_slot *owned_send_slot(__u32 tid)
  * content, and it is ending. */
 static __always_inline void send_slot_forget(__u32 tid)
 {
-	struct send_slot *slot = owned_send_slot(tid);
+	struct send_slot *slot = owned_send_slot(tid, NULL);
 	if (slot)
 		slot->owner = 0;
 }
@@ -115,26 +122,19 @@ static __always_inline void send_slot_forget(__u32 tid)
  * or its task-local storage (created when missing). NULL only when that cannot be created. A
  * thread whose send started in task-local storage stays there until that send ends: a later
  * firing of the same send (after a wait for buffer space) must find that start, not a slot of
- * the table freed meanwhile (it would take the rest of the call for a new send). */
+ * the table freed meanwhile (it would take the rest of the call for a new send). A free slot
+ * another CPU claims first (the compare-and-swap fails) leaves this send to task-local storage. */
 static __always_inline struct send_start *send_start_slot(struct task_struct *task)
 {
-	__u32 tid = (__u32)task->pid;
-	struct send_slot *owned = owned_send_slot(tid);
+	struct send_slot *free;
+	struct send_slot *owned = owned_send_slot((__u32)task->pid, &free);
 	if (owned)
 		return &owned->start;
 	struct send_start *stored = bpf_task_storage_get(&task_sends, task, 0, 0);
-	if (stored && stored->active) {
-		count_event(SKEWSCOPE_CNT_SEND_SLOT_FALLBACK);
-		return stored;
-	}
-	for (__u32 i = 0; tid && i < SEND_SLOT_PROBES; i++) {
-		__u32 at = send_slot_at(tid, i);
-		struct send_slot *slot = bpf_map_lookup_elem(&send_slots, &at);
-		if (slot && slot->owner == 0 &&
-		    __sync_val_compare_and_swap(&slot->owner, 0, (__u64)tid) == 0) {
-			slot->start.active = 0;
-			return &slot->start;
-		}
+	if (free && !(stored && stored->active) &&
+	    __sync_val_compare_and_swap(&free->owner, 0, (__u64)(__u32)task->pid) == 0) {
+		free->start.active = 0;
+		return &free->start;
 	}
 	count_event(SKEWSCOPE_CNT_SEND_SLOT_FALLBACK);
 	return stored ? stored : bpf_task_storage_get(&task_sends, task, 0, BPF_LOCAL_STORAGE_GET_F_CREATE);
@@ -145,7 +145,7 @@ static __always_inline struct send_start *send_start_slot(struct task_struct *ta
  * the thread is open in task-local storage). */
 static __always_inline struct send_start *send_end_slot(struct task_struct *task)
 {
-	struct send_slot *owned = owned_send_slot((__u32)task->pid);
+	struct send_slot *owned = owned_send_slot((__u32)task->pid, NULL);
 	if (owned)
 		return &owned->start;
 	return bpf_task_storage_get(&task_sends, task, 0, 0);

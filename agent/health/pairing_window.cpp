@@ -16,9 +16,7 @@ std::int64_t PairingWindow::index_of(std::int64_t t) const {
 
 PairingWindow::Bucket& PairingWindow::bucket(DomainId domain, std::int64_t at_ns) {
   for (const Recent& r : recent_)
-    if (r.bucket && r.domain == domain && at_ns >= r.start_ns && at_ns - r.start_ns < bucket_ns_ &&
-        r.bucket->index == r.index)
-      return *r.bucket;
+    if (r.bucket && r.domain == domain && at_ns >= r.start_ns && at_ns - r.start_ns < bucket_ns_) return *r.bucket;
   auto& ring = rings_[domain];
   if (ring.empty()) ring.resize(buckets_);
   const std::int64_t index = index_of(at_ns);
@@ -28,7 +26,7 @@ PairingWindow::Bucket& PairingWindow::bucket(DomainId domain, std::int64_t at_ns
   // lands in the newer one (it is at most one bucket late: spans and expiries come in time order).
   if (b.index < index) b = Bucket{index};
   recent_[1] = recent_[0];
-  recent_[0] = Recent{domain, index, index * bucket_ns_, &b};
+  recent_[0] = Recent{domain, index * bucket_ns_, &b};
   return b;
 }
 

@@ -69,11 +69,10 @@ class PairingWindow {
   std::map<DomainId, std::vector<Bucket>> rings_;  // a ring's buckets never move once made
   // The last two buckets found, with the nanoseconds they cover: the two domains of a
   // request/response conversation alternate span by span, and a map lookup and three divisions
-  // per half were a fourteenth of the agent's time on such traffic. A cached bucket whose slot
-  // was taken by a newer one (its index changed) is looked up again.
+  // per half were a fourteenth of the agent's time on such traffic. A remembered bucket whose
+  // slot a newer one has taken is that newer one, where bucket() puts a late half anyway.
   struct Recent {
     DomainId domain = 0;
-    std::int64_t index = 0;
     std::int64_t start_ns = 0;
     Bucket* bucket = nullptr;
   };
