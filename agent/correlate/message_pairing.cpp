@@ -1,6 +1,8 @@
 #include "correlate/message_pairing.hpp"
 
 #include <algorithm>
+#include <array>
+#include <cstddef>
 #include <optional>
 #include <utility>
 
@@ -82,6 +84,17 @@ struct MessagePairing::State {
   static constexpr std::size_t kMaxBoundaries = 1 << 16;
   static constexpr std::size_t kMaxMirroredCalls = 1 << 14;
   std::uint64_t streams_epoch = 1;                   // moves on whenever a stream is added or erased
+  // The streams the last chunks went to, most recent first, valid for the epoch they were found
+  // in: comparing keys is cheaper than hashing one, which was a sixteenth of the agent's time on
+  // request/reply traffic with payload capture. Four, because a request/reply connection whose
+  // two ends are both followed here feeds four streams in turn (each direction's sender, copied,
+  // and receiver, mirrored).
+  struct RecentStream {
+    StreamKey key;
+    ZmtpStream* stream = nullptr;
+    std::uint64_t epoch = 0;  // streams_epoch starts at 1: an empty entry never matches
+  };
+  std::array<RecentStream, 4> recent_streams{};
   ZmtpBoundaries no_boundaries;                      // a mirrored receiver's, while no sender is followed
   static constexpr std::size_t kMaxHeldChunks = 64;  // 512 KiB of 8 KiB writes
   static constexpr std::int64_t kMaxHoldNs = 1'000'000'000;
@@ -119,17 +132,17 @@ struct MessagePairing::State {
     const Half& h = chunk.half;
     const bool send = h.kind == HalfKind::send;
     StreamKey key{h.domain, h.kind, h.flow};
-    auto it = zmtp_streams.find(key);
-    if (it == zmtp_streams.end()) {
+    ZmtpStream* found = find_stream(key);
+    if (!found) {
       if (zmtp_streams.size() + kafka_connections.size() >= limits.max_streams) {
         ++counters.streams_refused;
         return;
       }
-      it = zmtp_streams.emplace(key, ZmtpStream{}).first;
+      found = &zmtp_streams.emplace(key, ZmtpStream{}).first->second;
       ++streams_epoch;
       (send ? zmtp_senders : zmtp_receivers)[h.flow] = h.domain;
     }
-    ZmtpStream& stream = it->second;
+    ZmtpStream& stream = *found;
     stream.last_seen_ns = h.capture_ns;
     // In sync and nothing held (the common case), no lookup of the other end.
     if (send) {
@@ -180,6 +193,21 @@ struct MessagePairing::State {
     if (domain == index.end()) return zmtp_streams.end();
     const HalfKind other = key.kind == HalfKind::send ? HalfKind::recv : HalfKind::send;
     return zmtp_streams.find(StreamKey{domain->second, other, key.flow});
+  }
+
+  // The stream of `key`, or null: from the recent ones, else from the table (then remembered).
+  ZmtpStream* find_stream(const StreamKey& key) {
+    for (std::size_t i = 0; i < recent_streams.size(); ++i) {
+      if (recent_streams[i].epoch != streams_epoch || !(recent_streams[i].key == key)) continue;
+      std::rotate(recent_streams.begin(), recent_streams.begin() + static_cast<std::ptrdiff_t>(i),
+                  recent_streams.begin() + static_cast<std::ptrdiff_t>(i) + 1);
+      return recent_streams.front().stream;
+    }
+    const auto it = zmtp_streams.find(key);
+    if (it == zmtp_streams.end()) return nullptr;
+    std::rotate(recent_streams.begin(), recent_streams.end() - 1, recent_streams.end());
+    recent_streams.front() = {key, &it->second, streams_epoch};
+    return &it->second;
   }
 
   ZmtpStream* other_of(const StreamKey& key, ZmtpStream& stream) {
@@ -385,18 +413,18 @@ struct MessagePairing::State {
                     std::vector<MessageSpanInfo>& info) {
     ++counters.zmtp_mirrored_calls;
     StreamKey key{h.domain, HalfKind::recv, h.flow};
-    auto it = zmtp_streams.find(key);
-    if (it == zmtp_streams.end()) {
+    ZmtpStream* found = find_stream(key);
+    if (!found) {
       if (zmtp_streams.size() + kafka_connections.size() >= limits.max_streams) {
         ++counters.streams_refused;
         ++counters.zmtp_mirror_unresolved_calls;
         return;
       }
-      it = zmtp_streams.emplace(key, ZmtpStream{}).first;
+      found = &zmtp_streams.emplace(key, ZmtpStream{}).first->second;
       ++streams_epoch;
       zmtp_receivers[h.flow] = h.domain;
     }
-    ZmtpStream& receiver = it->second;
+    ZmtpStream& receiver = *found;
     receiver.last_seen_ns = h.capture_ns;
     receiver.mirrored = true;
     ZmtpStream* sender = other_of(key, receiver);

@@ -158,11 +158,14 @@ bool ZmtpMessageMatcher::crowd_out_largest(const FlowQueues& mine) {
 }
 
 ZmtpMessageMatcher::FlowQueues& ZmtpMessageMatcher::queues_of(const FlowKey& flow) {
-  if (last_queues_ == nullptr || !(last_flow_ == flow)) {
-    last_queues_ = &flows_[flow];
-    last_flow_ = flow;
+  if (recent_[0].queues && recent_[0].flow == flow) return *recent_[0].queues;
+  if (recent_[1].queues && recent_[1].flow == flow) {
+    std::swap(recent_[0], recent_[1]);
+    return *recent_[0].queues;
   }
-  return *last_queues_;
+  recent_[1] = recent_[0];
+  recent_[0] = {flow, &flows_[flow]};
+  return *recent_[0].queues;
 }
 
 void ZmtpMessageMatcher::wait(ZmtpWaitingSide& mine, std::uint32_t seq, const ZmtpMessageEnd& end) {
@@ -181,7 +184,7 @@ void ZmtpMessageMatcher::wait(ZmtpWaitingSide& mine, std::uint32_t seq, const Zm
 }
 
 void ZmtpMessageMatcher::expire(std::int64_t cutoff_ns) {
-  last_queues_ = nullptr;  // its flow may be erased below
+  recent_ = {};  // their flows may be erased below
   largest_ = nullptr;
   largest_scanned_ = false;
   for (auto it = flows_.begin(); it != flows_.end();) {

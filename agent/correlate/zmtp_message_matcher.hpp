@@ -6,6 +6,7 @@
 // Both sides wait in bounded tables, aged by the caller's clock; every drop is counted.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <unordered_map>
 #include <utility>
@@ -48,13 +49,12 @@ inline void add_zmtp_counters(ZmtpMatchCounters& to, const ZmtpMatchCounters& c)
 class ZmtpMessageMatcher {
  public:
   ZmtpMessageMatcher() = default;
-  // Movable (a table's nodes move with it, so the last flow's cached queues stay valid, and the
+  // Movable (a table's nodes move with it, so the recent flows' cached queues stay valid, and the
   // moved-from matcher forgets them); not copyable (a copy would cache another table's node).
   ZmtpMessageMatcher(ZmtpMessageMatcher&& o) noexcept { *this = std::move(o); }
   ZmtpMessageMatcher& operator=(ZmtpMessageMatcher&& o) noexcept {
     flows_ = std::move(o.flows_);
-    last_flow_ = o.last_flow_;
-    last_queues_ = std::exchange(o.last_queues_, nullptr);
+    recent_ = std::exchange(o.recent_, {});
     pending_ = std::exchange(o.pending_, 0);
     largest_ = std::exchange(o.largest_, nullptr);
     largest_scanned_ = std::exchange(o.largest_scanned_, false);
@@ -101,10 +101,15 @@ class ZmtpMessageMatcher {
   bool crowd_out_largest(const FlowQueues& mine);
 
   std::unordered_map<FlowKey, FlowQueues, FlowKeyHash> flows_;
-  // The last flow's queues: a chunk's messages share its flow, and hashing the flow per message
-  // was an eighth of the agent's time under ZMTP load. Reset when expire() erases flows.
-  FlowKey last_flow_;
-  FlowQueues* last_queues_ = nullptr;
+  // The last two flows' queues, most recent first: a chunk's messages share its flow, and hashing
+  // the flow per message was an eighth of the agent's time under ZMTP load. Two, because a
+  // request/reply connection's chunks alternate between its two directions (one flow remembered
+  // missed on every chunk there). Reset when expire() erases flows.
+  struct RecentFlow {
+    FlowKey flow;
+    FlowQueues* queues = nullptr;
+  };
+  std::array<RecentFlow, 2> recent_{};
   std::size_t pending_ = 0;
   // The flow that waited with the most halves at the last scan, which a full table crowds out.
   // A full table keeps its flows' sizes but for this one's losses, so one scan serves until it

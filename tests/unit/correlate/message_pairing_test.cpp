@@ -388,6 +388,12 @@ std::map<std::tuple<DomainId, DomainId, std::int64_t, std::int64_t>, std::pair<s
   return out;
 }
 
+// The records of another connection between the same two hosts: the client's port differs.
+std::vector<PayloadRecord> on_client_port(std::vector<PayloadRecord> recs, std::uint16_t port) {
+  for (auto& r : recs) (r.header.kind == SKEWSCOPE_HALF_SEND ? r.header.local_port : r.header.remote_port) = port;
+  return recs;
+}
+
 }  // namespace
 
 TEST_CASE("zmtp: a receiver whose calls were not copied gets the spans its parse would have given") {
@@ -473,4 +479,42 @@ TEST_CASE("zmtp: a mirrored receiver may lag its sender by far more messages tha
   CHECK(run.messages() == 200'000);
   CHECK(c.zmtp_mirror_boundaries_dropped == 0);
   CHECK(run.pairing.pending() == 0);
+}
+
+TEST_CASE("zmtp: chunks of six streams taken in turn pair as each stream alone, before and after idle streams go") {
+  // Request/reply traffic feeds a connection's streams in turn, other connections' between them;
+  // the pairing remembers the streams it served last (fewer than six), which must not outlive them.
+  const auto stream = zmtp_stream(200, 8);
+  Run in_turn;
+  for (std::uint64_t round = 0; round < 2; ++round) {
+    const std::uint64_t t0 = 1'000'000 + round * 1'000'000'000'000;
+    std::vector<std::pair<std::vector<PayloadRecord>, DomainId>> parts;
+    Run alone;
+    for (std::uint16_t c = 0; c < 3; ++c) {
+      const std::uint64_t t = t0 + c * 1'000'000'000ull;
+      const auto port = static_cast<std::uint16_t>(40000 + c);
+      parts.emplace_back(on_client_port(records(stream, {72, 300, 41}, SKEWSCOPE_HALF_SEND, t), port), 1);
+      parts.emplace_back(on_client_port(records(stream, {13, 500, 77}, SKEWSCOPE_HALF_RECV, t + 5), port), 2);
+      alone.feed(parts[parts.size() - 2].first, 1);
+      alone.feed(parts.back().first, 2);
+    }
+    REQUIRE(alone.messages() == 600);
+    const std::size_t before = in_turn.spans.size();
+    for (std::size_t i = 0;; ++i) {
+      bool fed = false;
+      for (const auto& [recs, domain] : parts) {
+        if (i >= recs.size()) continue;
+        in_turn.feed_one(recs[i], domain);
+        fed = true;
+      }
+      if (!fed) break;
+    }
+    const std::vector<Span> fresh(in_turn.spans.begin() + static_cast<std::ptrdiff_t>(before), in_turn.spans.end());
+    CHECK(by_stamps(fresh) == by_stamps(alone.spans));
+    CHECK(in_turn.pairing.pending() == 0);
+    // 500 s later every stream has been idle past its limit: forgotten, so that the next round's
+    // connections (the same ports) start again at their greetings.
+    in_turn.expire(static_cast<std::int64_t>(t0) + 500'000'000'000);
+  }
+  CHECK(in_turn.pairing.counters().parser_sync_losses == 0);
 }

@@ -3,6 +3,7 @@
 #include <doctest/doctest.h>
 
 #include <cstdint>
+#include <iterator>
 #include <vector>
 
 using namespace skewscope;
@@ -383,4 +384,38 @@ TEST_CASE("zmtp matcher: runs of equal messages pair in one span each, however t
   CHECK(out[1].recv_ns == 601);
   CHECK(m.pending() == 0);
   CHECK(m.counters().pairs == 100);
+}
+
+TEST_CASE("zmtp matcher: halves of alternating flows pair within their own flow, before and after an expiry") {
+  // Request/reply chunks alternate between two directions and more connections join in; the
+  // matcher remembers the last flows it served, which an expiry that erases them must forget.
+  ZmtpMessageMatcher m;
+  std::vector<Span> out;
+  const std::uint16_t order[] = {1, 2, 1, 2, 3, 2, 1, 3, 3, 1};
+  for (int round = 0; round < 2; ++round) {
+    std::uint32_t next_send[4] = {}, next_recv[4] = {};
+    out.clear();
+    for (std::uint16_t p : order) {
+      const std::uint32_t seq = next_send[p];
+      next_send[p] += 66;
+      CHECK_FALSE(m.add(HalfKind::send, flow_of(p), seq, end_at(p, 100, 10'000 * p + seq), true, out));
+    }
+    for (auto it = std::rbegin(order); it != std::rend(order); ++it) {
+      const std::uint16_t p = *it;
+      const std::uint32_t seq = next_recv[p];
+      next_recv[p] += 66;
+      CHECK(m.add(HalfKind::recv, flow_of(p), seq, end_at(10 + p, 100, 10'000 * p + seq + 7), true, out));
+    }
+    REQUIRE(out.size() == std::size(order));
+    for (const Span& s : out) {
+      const auto p = static_cast<std::int64_t>(s.src);
+      CHECK(s.dst == 10 + s.src);
+      CHECK(s.recv_ns - s.send_ns == 7);
+      CHECK(s.send_ns / 10'000 == p);
+    }
+    CHECK(m.pending() == 0);
+    m.expire(1'000);  // every flow is empty now: all are erased
+    CHECK(m.flows() == 0);
+  }
+  CHECK(m.counters().pairs == 2 * std::size(order));
 }
