@@ -83,7 +83,7 @@ struct MessagePairing::State {
   static constexpr std::size_t kBoundaryCheck = 256;
   static constexpr std::size_t kMaxBoundaries = 1 << 16;
   static constexpr std::size_t kMaxMirroredCalls = 1 << 14;
-  std::uint64_t streams_epoch = 1;                   // moves on whenever a stream is added or erased
+  std::uint64_t streams_epoch = 1;  // moves on whenever a stream is added or erased
   // The streams the last chunks went to, most recent first, valid for the epoch they were found
   // in: comparing keys is cheaper than hashing one, which was a sixteenth of the agent's time on
   // request/reply traffic with payload capture. Four, because a request/reply connection whose
