@@ -1,5 +1,4 @@
 #include "capture/payload_reader.hpp"
-#include "capture/percpu_counters.hpp"
 
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
@@ -13,7 +12,9 @@ namespace skewscope {
 
 PayloadRingReader::Opened PayloadRingReader::open(int ring_fd, int counters_fd) {
   std::unique_ptr<PayloadRingReader> self(new PayloadRingReader());
-  self->counters_fd_ = counters_fd;
+  auto counters = CounterSlices::map(counters_fd, SKEWSCOPE_PCNT__COUNT);
+  if (!counters) return Opened::fail("the payload counters: " + counters.error);
+  self->counters_.emplace(std::move(*counters));
   self->ring_ = ring_buffer__new(ring_fd, &PayloadRingReader::on_record, self.get(), nullptr);
   if (!self->ring_) {
     return Opened::fail(std::string("creating the payload ring buffer reader: ") + std::strerror(errno));
@@ -80,7 +81,8 @@ void PayloadRingReader::wait(std::chrono::milliseconds timeout) {
 PayloadCounters PayloadRingReader::counters() const {
   PayloadCounters c;
   c.malformed_records = malformed_.load(std::memory_order_relaxed);
-  const std::vector<std::uint64_t> slots = PerCpuCounters(counters_fd_, SKEWSCOPE_PCNT__COUNT).sums();
+  const std::vector<std::uint64_t> slots =
+      counters_ ? counters_->sums() : std::vector<std::uint64_t>(SKEWSCOPE_PCNT__COUNT, 0);
   auto sum = [&](std::uint32_t slot) { return slots[slot]; };
   c.emitted = sum(SKEWSCOPE_PCNT_EMITTED);
   c.truncated = sum(SKEWSCOPE_PCNT_TRUNCATED);

@@ -4,8 +4,10 @@
 
 #include <atomic>
 #include <memory>
+#include <optional>
 #include <string>
 
+#include "capture/counter_slices.hpp"
 #include "capture/payload_source.hpp"
 #include "skewscope/result.hpp"
 
@@ -15,7 +17,8 @@ namespace skewscope {
 
 class PayloadRingReader final : public PayloadSource {
  public:
-  // ring_fd: the BPF_MAP_TYPE_RINGBUF map; counters_fd: the per-CPU payload_counters array.
+  // ring_fd: the BPF_MAP_TYPE_RINGBUF map; counters_fd: the payload_counters array (a slice per
+  // CPU, capture/counter_slices.hpp), mapped here.
   using Opened = Result<std::unique_ptr<PayloadRingReader>>;
   static Opened open(int ring_fd, int counters_fd);
   ~PayloadRingReader() override;
@@ -41,7 +44,7 @@ class PayloadRingReader final : public PayloadSource {
   static int on_record(void* ctx, void* data, std::size_t size);
 
   ring_buffer* ring_ = nullptr;
-  int counters_fd_ = -1;
+  std::optional<CounterSlices> counters_;
   std::vector<PayloadRecord>* sink_ = nullptr;
   std::vector<std::vector<std::uint8_t>> spare_;  // see recycle()
   std::atomic<std::uint64_t> malformed_{0};

@@ -79,6 +79,9 @@ RdmaCapture::Opened RdmaCapture::open(Log log) {
   if (!self->skel_) {
     return Opened::fail(std::string("opening BPF object rdma_verbs: ") + std::strerror(errno));
   }
+  if (Status sized = CounterSlices::size_map(self->skel_->maps.rdma_counters, SKEWSCOPE_RDMA_CNT__COUNT); !sized) {
+    return Opened::fail(sized.error);
+  }
   if (int err = rdma_verbs__load(self->skel_)) {
     const std::string said = take_libbpf_messages();
     return Opened::fail("loading BPF programs of rdma_verbs: " +
@@ -88,6 +91,9 @@ RdmaCapture::Opened RdmaCapture::open(Log log) {
   if (!self->ring_) {
     return Opened::fail(std::string("opening the RDMA ring buffer: ") + std::strerror(errno));
   }
+  auto counters = CounterSlices::map(bpf_map__fd(self->skel_->maps.rdma_counters), SKEWSCOPE_RDMA_CNT__COUNT);
+  if (!counters) return Opened::fail("the RDMA counters: " + counters.error);
+  self->counters_.emplace(std::move(*counters));
   // The usual places of the system's libibverbs: probed before any process uses it.
   for (const char* candidate :
        {"/usr/lib/x86_64-linux-gnu/libibverbs.so.1", "/usr/lib/aarch64-linux-gnu/libibverbs.so.1",
@@ -302,13 +308,9 @@ RdmaSourceCounters RdmaCapture::counters() const {
   RdmaSourceCounters c = stats_;
   for (const auto& [key, probe] : probes_)
     ++(probe.library ? c.library_probes : extended_program(std::get<3>(key)) ? c.extended_probes : c.provider_probes);
-  const int cpus = libbpf_num_possible_cpus();
-  if (cpus <= 0) return c;
-  std::vector<std::uint64_t> values(static_cast<std::size_t>(cpus));
-  for (std::uint32_t i = 0; i < SKEWSCOPE_RDMA_CNT__COUNT; ++i) {
-    if (bpf_map_lookup_elem(bpf_map__fd(skel_->maps.rdma_counters), &i, values.data()) != 0) continue;
-    for (auto v : values) c.kernel[i] += v;
-  }
+  if (!counters_) return c;
+  const std::vector<std::uint64_t> sums = counters_->sums();
+  for (std::uint32_t i = 0; i < SKEWSCOPE_RDMA_CNT__COUNT; ++i) c.kernel[i] += sums[i];
   return c;
 }
 

@@ -24,10 +24,12 @@
 #include <cstdint>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <tuple>
 #include <vector>
 
+#include "capture/counter_slices.hpp"
 #include "capture/rdma_gid.hpp"
 #include "capture/rdma_nic_clock.hpp"
 #include "capture/rdma_source.hpp"
@@ -88,6 +90,7 @@ class RdmaCapture {
 
   Log log_ = nullptr;
   rdma_verbs* skel_ = nullptr;
+  std::optional<CounterSlices> counters_;  // rdma_counters, mapped once loaded
   ring_buffer* ring_ = nullptr;
   std::vector<skewscope_rdma_event>* sink_ = nullptr;
   std::map<ProbeKey, Probe> probes_;

@@ -1,6 +1,5 @@
 #include "capture/tcp_syscall_capture.hpp"
 #include "capture/half_ring_size.hpp"
-#include "capture/percpu_counters.hpp"
 #include "capture/ring_batch.hpp"
 
 #include <bpf/bpf.h>
@@ -18,6 +17,7 @@
 
 #include "capture/libbpf_log.hpp"
 #include "capture/program_verify.hpp"
+#include "skewscope/abi/payload_event.h"
 #include "tcp_syscalls.skel.h"
 
 namespace skewscope {
@@ -109,12 +109,19 @@ TcpSyscallCapture::Opened TcpSyscallCapture::load(const std::vector<HookChoice>&
   // on: without it, one entry per CPU (an LRU's least) instead of 4096 preallocated.
   if (payload.max_bytes == 0)
     bpf_map__set_max_entries(self->skel_->maps.payload_mirror_senders, static_cast<__u32>(cpus));
+  for (auto [map, slots] : {std::pair{self->skel_->maps.counters, std::uint32_t{SKEWSCOPE_CNT__COUNT}},
+                            std::pair{self->skel_->maps.payload_counters, std::uint32_t{SKEWSCOPE_PCNT__COUNT}}}) {
+    if (Status sized = CounterSlices::size_map(map, slots); !sized) return Opened::fail(sized.error);
+  }
 
   if (int err = tcp_syscalls__load(self->skel_)) {
     const std::string said = take_libbpf_messages();
     return Opened::fail("loading the " + self->variant_ + " programs of tcp_syscalls: " +
                         (said.empty() ? std::string(std::strerror(-err)) : verdict_line(said)));
   }
+  auto slices = CounterSlices::map(bpf_map__fd(self->skel_->maps.counters), SKEWSCOPE_CNT__COUNT);
+  if (!slices) return Opened::fail(slices.error);
+  self->counter_slices_.emplace(std::move(*slices));
   if (Status filled = fill_payload_ports(self->skel_->maps.payload_ports, payload); !filled) {
     return Opened::fail(filled.error);
   }
@@ -240,8 +247,8 @@ SourceCounters TcpSyscallCapture::counters() const {
 
 std::array<std::uint64_t, SKEWSCOPE_CNT__COUNT> TcpSyscallCapture::read_counter_slots() const {
   std::array<std::uint64_t, SKEWSCOPE_CNT__COUNT> sums{};
-  const std::vector<std::uint64_t> read =
-      PerCpuCounters(bpf_map__fd(skel_->maps.counters), SKEWSCOPE_CNT__COUNT).sums();
+  if (!counter_slices_) return sums;
+  const std::vector<std::uint64_t> read = counter_slices_->sums();
   std::copy(read.begin(), read.end(), sums.begin());
   return sums;
 }

@@ -8,9 +8,11 @@
 #include <cstdint>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <vector>
 
+#include "capture/counter_slices.hpp"
 #include "capture/event_source.hpp"
 #include "capture/features.hpp"
 #include "capture/payload_settings.hpp"
@@ -74,12 +76,13 @@ class TcpSyscallCapture final : public EventSource {
   // again, which only matters when the CPUs together emit faster than the agent reads (then
   // losses are counted either way).
   Status create_rings(unsigned cpus, std::uint32_t bytes);
-  // Sums of the kernel side's per-CPU counters, by slot (enum skewscope_bpf_counter).
+  // Sums of the kernel side's counters over the CPUs, by slot (enum skewscope_bpf_counter).
   std::array<std::uint64_t, SKEWSCOPE_CNT__COUNT> read_counter_slots() const;
   void read_origins() const;  // fills origins_ from the lost_by_origin map
 
   tcp_syscalls* skel_ = nullptr;
-  ring_buffer* ring_ = nullptr;  // reads every CPU's ring
+  std::optional<CounterSlices> counter_slices_;  // the `counters` map, mapped once loaded
+  ring_buffer* ring_ = nullptr;                  // reads every CPU's ring
   std::vector<int> ring_fds_;
   std::vector<skewscope_half_event>* sink_ = nullptr;
   std::vector<bpf_link*> links_;  // attached by us (only chosen programs), destroyed before the skeleton
@@ -91,7 +94,8 @@ class TcpSyscallCapture final : public EventSource {
   std::atomic<std::uint64_t> malformed_{0};
   std::string error_;  // why poll failed; written and read by the polling thread only
   // counters() runs on every capture pass (50 a second when idle): what it can reuse between
-  // calls, behind its own lock because it may be called from any thread.
+  // calls, behind its own lock because it may be called from any thread (the counters themselves
+  // are read from memory, counter_slices_).
   mutable std::mutex counters_mutex_;
   mutable std::vector<LossOrigin> origins_;  // lost_by_origin as last read
   mutable std::uint64_t losses_seen_ = 0;    // ringbuf_full + inflight_full, last call

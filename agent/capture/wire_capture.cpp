@@ -14,7 +14,6 @@
 #include <cstring>
 #include <map>
 
-#include "capture/percpu_counters.hpp"
 #include "capture/ring_batch.hpp"
 #include "capture/wire_tc_attach.hpp"
 
@@ -128,6 +127,9 @@ Result<WireOpened> WireCapture::open(const WireOptions& options, const KernelFea
   if (!self->ring_) {
     return Result<WireOpened>::fail(std::string("creating the wire ring buffer reader: ") + std::strerror(errno));
   }
+  auto counters = CounterSlices::map(self->programs_.counters_fd(), SKEWSCOPE_WIRE_CNT__COUNT);
+  if (!counters) return Result<WireOpened>::fail("the wire counters: " + counters.error);
+  self->counters_.emplace(std::move(*counters));
   opened.capture = std::move(self);
   return Result<WireOpened>::ok(std::move(opened));
 }
@@ -163,7 +165,8 @@ bool WireCapture::poll(std::vector<skewscope_wire_event>& out, std::chrono::mill
 WireCounters WireCapture::counters() const {
   WireCounters c;
   c.malformed_records = malformed_.load(std::memory_order_relaxed);
-  const std::vector<std::uint64_t> slots = PerCpuCounters(programs_.counters_fd(), SKEWSCOPE_WIRE_CNT__COUNT).sums();
+  const std::vector<std::uint64_t> slots =
+      counters_ ? counters_->sums() : std::vector<std::uint64_t>(SKEWSCOPE_WIRE_CNT__COUNT, 0);
   auto sum = [&](std::uint32_t slot) { return slots[slot]; };
   c.emitted = sum(SKEWSCOPE_WIRE_CNT_EMITTED);
   c.ringbuf_full = sum(SKEWSCOPE_WIRE_CNT_RINGBUF_FULL);

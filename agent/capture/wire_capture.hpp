@@ -18,9 +18,11 @@
 #include <chrono>
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
+#include "capture/counter_slices.hpp"
 #include "capture/family_status.hpp"
 #include "capture/features.hpp"
 #include "capture/wire_counters.hpp"
@@ -112,6 +114,7 @@ class WireCapture {
   std::string send_path_;
   std::string send_path_reason_;
   ring_buffer* ring_ = nullptr;
+  std::optional<CounterSlices> counters_;  // wire_counters, mapped once every object is loaded
   std::vector<skewscope_wire_event>* sink_ = nullptr;
   std::vector<WireAttachment> attachments_;
   int rx_stamp_socket_ = -1;

@@ -5,6 +5,7 @@
 #include <cerrno>
 #include <cstring>
 
+#include "capture/counter_slices.hpp"
 #include "capture/libbpf_log.hpp"
 #include "capture/program_verify.hpp"
 #include "wire_sockops.skel.h"
@@ -44,6 +45,10 @@ Status WirePrograms::load_tc(const std::string& variant, const WireProgramSettin
     if (!kern_ctx_) return Status::fail(std::string("opening BPF object wire_tc: ") + std::strerror(errno));
     kern_ctx_->rodata->egress_data = settings.egress_data ? 1 : 0;
     kern_ctx_->rodata->ack_samples = settings.ack_samples ? 1 : 0;
+    if (Status sized = CounterSlices::size_map(kern_ctx_->maps.wire_counters, SKEWSCOPE_WIRE_CNT__COUNT); !sized) {
+      close_all();
+      return sized;
+    }
     if (int err = wire_tc__load(kern_ctx_)) {
       Status failed = load_failed("wire_tc", err);
       close_all();
@@ -66,6 +71,9 @@ Status WirePrograms::load_tc(const std::string& variant, const WireProgramSettin
     if (maps_owner_) {
       bpf_map__reuse_fd(skel->maps.wire_halves, bpf_map__fd(maps_owner_->maps.wire_halves));
       bpf_map__reuse_fd(skel->maps.wire_counters, bpf_map__fd(maps_owner_->maps.wire_counters));
+    } else if (Status sized = CounterSlices::size_map(skel->maps.wire_counters, SKEWSCOPE_WIRE_CNT__COUNT); !sized) {
+      close_all();
+      return sized;
     }
     if (int err = wire_tc_ctx__load(skel)) {
       Status failed = load_failed("wire_tc_ctx", err);

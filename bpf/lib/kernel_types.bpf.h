@@ -31,7 +31,7 @@ enum bpf_map_type {
 	BPF_MAP_TYPE_TASK_STORAGE = 29,
 };
 enum { BPF_ANY = 0, BPF_NOEXIST = 1 };
-enum { BPF_F_NO_PREALLOC = 1 };
+enum { BPF_F_NO_PREALLOC = 1, BPF_F_MMAPABLE = 1024 };
 enum { BPF_LOCAL_STORAGE_GET_F_CREATE = 1 };
 enum { BPF_RB_NO_WAKEUP = 1, BPF_RB_FORCE_WAKEUP = 2 };
 enum { BPF_RB_AVAIL_DATA = 0 };

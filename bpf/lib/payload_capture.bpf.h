@@ -162,18 +162,14 @@ struct {
 	__uint(max_entries, 8 * 1024 * 1024);
 } payloads SEC(".maps");
 
+/* A slice per CPU, as the halves' counters (counter_slices.bpf.h). */
 struct {
-	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
-	__uint(max_entries, SKEWSCOPE_PCNT__COUNT);
-	__type(key, __u32);
-	__type(value, __u64);
+	SKEWSCOPE_COUNTER_SLICES(SKEWSCOPE_PCNT__COUNT);
 } payload_counters SEC(".maps");
 
 static __always_inline void payload_count(__u32 which)
 {
-	__u64 *value = bpf_map_lookup_elem(&payload_counters, &which);
-	if (value)
-		*value += 1;
+	counter_slice_add(&payload_counters, SKEWSCOPE_PCNT__COUNT, which);
 }
 
 static __always_inline void payload_count_verdict(__u8 proto)

@@ -4,16 +4,16 @@
  * fill and submit a record. Included once, by rdma_verbs.bpf.c. */
 #pragma once
 
+#include "counter_slices.bpf.h"
+
 struct {
 	__uint(type, BPF_MAP_TYPE_RINGBUF);
 	__uint(max_entries, 4 << 20);
 } rdma_events SEC(".maps");
 
+/* A slice per CPU, read by the agent from memory (counter_slices.bpf.h). */
 struct {
-	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
-	__uint(max_entries, SKEWSCOPE_RDMA_CNT__COUNT);
-	__type(key, __u32);
-	__type(value, __u64);
+	SKEWSCOPE_COUNTER_SLICES(SKEWSCOPE_RDMA_CNT__COUNT);
 } rdma_counters SEC(".maps");
 
 struct qp_key {
@@ -52,7 +52,8 @@ struct {
 
 static __always_inline void count(__u32 which, __u64 n)
 {
-	__u64 *value = bpf_map_lookup_elem(&rdma_counters, &which);
+	__u64 *value = counter_slice_at(&rdma_counters, SKEWSCOPE_RDMA_CNT__COUNT, bpf_get_smp_processor_id(),
+					which);
 	if (value)
 		*value += n;
 }

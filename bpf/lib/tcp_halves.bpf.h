@@ -104,8 +104,7 @@ static __always_inline void emit_half(enum tuple_read how, struct sock *sk, stru
 	e->syscall = syscall;
 	e->flags = flags;
 	__builtin_memset(e->pad, 0, sizeof(e->pad));
-	__u32 emitted_slot = SKEWSCOPE_CNT_EMITTED;
-	__u64 *emitted = bpf_map_lookup_elem(&counters, &emitted_slot);
-	__u64 n = emitted ? ++*emitted : 0; /* per-CPU slot: no atomics needed */
+	__u64 *emitted = counter_slice_at(&counters, SKEWSCOPE_CNT__COUNT, cpu, SKEWSCOPE_CNT_EMITTED);
+	__u64 n = emitted ? ++*emitted : 0; /* this CPU's slice: no atomics needed */
 	bpf_ringbuf_submit(e, (n & ring_wakeup_mask) == 0 ? BPF_RB_FORCE_WAKEUP : BPF_RB_NO_WAKEUP);
 }

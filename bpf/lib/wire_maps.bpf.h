@@ -1,13 +1,13 @@
-/* The maps every wire-level program writes: one ring buffer and one set of per-CPU counters. The
+/* The maps every wire-level program writes: one ring buffer and one set of counters. The
  * tc and sock_ops objects declare them alike; the agent loads the sock_ops object with the tc
  * object's maps (bpf_map__reuse_fd), so one reader sees both. */
 #pragma once
 
+#include "counter_slices.bpf.h"
+
+/* A slice per CPU, read by the agent from memory (counter_slices.bpf.h). */
 struct {
-	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
-	__uint(max_entries, SKEWSCOPE_WIRE_CNT__COUNT);
-	__type(key, __u32);
-	__type(value, __u64);
+	SKEWSCOPE_COUNTER_SLICES(SKEWSCOPE_WIRE_CNT__COUNT);
 } wire_counters SEC(".maps");
 
 #define WIRE_RINGBUF_BYTES (8 * 1024 * 1024)
@@ -21,7 +21,5 @@ struct {
 
 static __always_inline void count(__u32 which)
 {
-	__u64 *value = bpf_map_lookup_elem(&wire_counters, &which);
-	if (value)
-		*value += 1;
+	counter_slice_add(&wire_counters, SKEWSCOPE_WIRE_CNT__COUNT, which);
 }

@@ -2,8 +2,8 @@
 // fixtures with BPF_PROG_TEST_RUN: no interface, namespace or traffic. Each program is loaded by
 // the agent's own loader (WirePrograms) and never attached; a frame goes through the real program,
 // its verdict and bytes out are checked (always TC_ACT_OK, unchanged), then the records it put in
-// its ring buffer are read with the ABI header and decoded by capture/'s decoder, and its per-CPU
-// counters are read as the agent reads them.
+// its ring buffer are read with the ABI header and decoded by capture/'s decoder, and its counters
+// (a slice per CPU) are read as the agent reads them.
 //
 // Needs root (loading BPF) and a kernel that test-runs tc programs: otherwise the binary says why
 // and exits 77, which CTest reports as skipped.
@@ -21,6 +21,7 @@
 #include <string>
 #include <vector>
 
+#include "capture/counter_slices.hpp"
 #include "capture/features.hpp"
 #include "capture/wire_decode.hpp"
 #include "capture/wire_programs.hpp"
@@ -99,14 +100,11 @@ std::vector<skewscope_wire_event> drain(int ring_fd) {
 }
 
 std::map<int, std::uint64_t> counters(int counters_fd) {
+  auto slices = CounterSlices::map(counters_fd, SKEWSCOPE_WIRE_CNT__COUNT);
+  REQUIRE_MESSAGE(slices, slices.error);
+  const std::vector<std::uint64_t> read = slices->sums();
   std::map<int, std::uint64_t> sums;
-  const int cpus = libbpf_num_possible_cpus();
-  REQUIRE(cpus > 0);
-  std::vector<std::uint64_t> per_cpu(static_cast<std::size_t>(cpus));
-  for (std::uint32_t key = 0; key < SKEWSCOPE_WIRE_CNT__COUNT; ++key) {
-    REQUIRE(bpf_map_lookup_elem(counters_fd, &key, per_cpu.data()) == 0);
-    for (auto v : per_cpu) sums[static_cast<int>(key)] += v;
-  }
+  for (std::size_t key = 0; key < read.size(); ++key) sums[static_cast<int>(key)] = read[key];
   return sums;
 }
 
