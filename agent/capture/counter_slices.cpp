@@ -40,8 +40,8 @@ Result<CounterSlices> CounterSlices::map(int map_fd, std::uint32_t slots) {
     return Mapped::fail("reading the counters map's description: " + std::string(std::strerror(errno)));
   }
   const std::size_t entries = *cpus * stride(slots);
-  if (info.type != BPF_MAP_TYPE_ARRAY || !(info.map_flags & BPF_F_MMAPABLE) || info.value_size != sizeof(std::uint64_t) ||
-      info.max_entries != entries) {
+  if (info.type != BPF_MAP_TYPE_ARRAY || !(info.map_flags & BPF_F_MMAPABLE) ||
+      info.value_size != sizeof(std::uint64_t) || info.max_entries != entries) {
     return Mapped::fail("the counters map " + std::string(info.name) + " is not an mmapable array of " +
                         std::to_string(entries) + " 64-bit counters (a slice per possible CPU)");
   }

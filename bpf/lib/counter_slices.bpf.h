@@ -14,11 +14,11 @@
 #define SKEWSCOPE_COUNTER_STRIDE(slots) (((slots) + 7) / 8 * 8)
 
 /* The body of a counter map's definition: struct { SKEWSCOPE_COUNTER_SLICES(n); } name SEC(".maps"). */
-#define SKEWSCOPE_COUNTER_SLICES(slots)                         \
-	__uint(type, BPF_MAP_TYPE_ARRAY);                       \
-	__uint(map_flags, BPF_F_MMAPABLE);                      \
-	__uint(max_entries, SKEWSCOPE_COUNTER_STRIDE(slots));   \
-	__type(key, __u32);                                     \
+#define SKEWSCOPE_COUNTER_SLICES(slots)                       \
+	__uint(type, BPF_MAP_TYPE_ARRAY);                     \
+	__uint(map_flags, BPF_F_MMAPABLE);                    \
+	__uint(max_entries, SKEWSCOPE_COUNTER_STRIDE(slots)); \
+	__type(key, __u32);                                   \
 	__type(value, __u64)
 
 /* Counter `which` of `cpu`'s slice (the running CPU's, for a program that has its number at hand). */
