@@ -88,15 +88,21 @@ median() {
     printf f "\n", (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'
 }
 
-# This agent's per-CPU BPF counter (enum skewscope_bpf_counter: 0 ring buffer full, 3 emitted),
-# summed, read from the map directly: works while the agent is frozen.
+# This agent's BPF counter (enum skewscope_bpf_counter: 0 ring buffer full, 3 emitted), summed
+# over the map's slice per possible CPU (bpf/lib/counter_slices.bpf.h: counter k of CPU c at
+# c * stride + k), read from the map directly: works while the agent is frozen.
 agent_bpf_counter() {
-  local prog map
+  local prog map cpus stride
   prog=$(bpftool perf 2>/dev/null | awk -v me="$AGENT_PID" '$2 == me && /(sys_enter(_write)?|sock_recv_length)$/ { for (i = 1; i <= NF; i++) if ($i == "prog_id") print $(i + 1) }' | head -1)
   [ -n "$prog" ] || { echo 0; return; }
+  # Possible CPUs as libbpf counts them (the agent sizes the map so): "0-3" or "0-3,8-11".
+  cpus=$(awk -F, '{ for (i = 1; i <= NF; i++) { split($i, r, "-"); n += (r[2] == "" ? 1 : r[2] - r[1] + 1) } } END { print n }' \
+    /sys/devices/system/cpu/possible)
   for map in $(bpftool -j prog show id "$prog" | jq -r '.map_ids[]'); do
     if [ "$(bpftool -j map show id "$map" | jq -r .name)" = counters ]; then
-      bpftool -j map lookup id "$map" key "$1" 0 0 0 | jq '[.formatted.values[].value] | add'
+      stride=$(( $(bpftool -j map show id "$map" | jq .max_entries) / cpus ))
+      bpftool -j map dump id "$map" |
+        jq --argjson s "$stride" --argjson k "$1" '[.[] | select(.formatted.key % $s == $k) | .formatted.value] | add // 0'
       return
     fi
   done
