@@ -1,11 +1,11 @@
 #include "correlate/message_pairing.hpp"
 
 #include <algorithm>
-#include <array>
 #include <cstddef>
 #include <optional>
 #include <utility>
 
+#include "correlate/message_streams.hpp"
 #include "correlate/span_runs.hpp"
 #include "correlate/zmtp_mirror.hpp"
 #include "protocols/kafka/kafka_connection.hpp"
@@ -18,83 +18,23 @@ namespace {
 namespace kafka = protocols::kafka;
 namespace zmtp = protocols::zmtp;
 
-std::size_t mix(std::size_t h, std::size_t v) { return (h ^ v) * 1099511628211ull; }
-
 FlowKey reversed(const FlowKey& f) { return {f.dst_addr, f.src_addr, f.dst_port, f.src_port}; }
 
 }  // namespace
 
-// The stream types are State's own (not file-local): a member's type with internal linkage would
-// be flagged when this file is compiled inside a unity source.
 struct MessagePairing::State {
-  // One direction of one connection, as seen by one domain.
-  struct StreamKey {
-    DomainId domain = 0;
-    HalfKind kind = HalfKind::send;
-    FlowKey flow;
-    bool operator==(const StreamKey&) const = default;
-  };
-  struct StreamKeyHash {
-    std::size_t operator()(const StreamKey& k) const noexcept {
-      return mix(mix(FlowKeyHash{}(k.flow), k.domain), static_cast<std::size_t>(k.kind));
-    }
-  };
-
-  struct ZmtpStream {
-    zmtp::StreamTracker tracker;
-    std::int64_t last_seen_ns = 0;
-    std::uint64_t sync_losses = 0, invalid = 0;  // already added to the totals
-    std::uint64_t resyncs_at_proven_start = 0;   // already added to the totals
-    bool framing_counted = false, unparsed_counted = false;
-    // Either end of a direction that this agent follows at both ends, out of sync, resumes at a
-    // message start the other end's parse proved (zmtp::MessageStarts). Every stream keeps one
-    // start per call it parsed, the latest (a burst of lost records often leaves both ends out of
-    // sync, and the sender's starts from before its own loss are what its receiver needs); while
-    // the other end waits for one (`starts_wanted`), every start, and the oldest, which the other
-    // end reaches however far behind it is: it forgets those it has read past.
-    zmtp::MessageStarts starts;
-    bool starts_wanted = false;
-    // A sending stream out of sync holds its chunks (in order, at most kMaxHeldChunks, at most
-    // kMaxHoldNs) until its receiver, which reads the same bytes later, has parsed them: a held
-    // chunk that holds one of the receiver's message starts resumes there.
-    struct HeldChunk {
-      Half half;
-      std::vector<std::uint8_t> prefix;
-    };
-    std::deque<HeldChunk> held;
-    // One copy for both ends (correlate/zmtp_mirror.hpp). A sending stream whose receiver is
-    // followed here too keeps where its messages end, until that receiver's mirrored calls take
-    // them or its own parse (while copied) passes them; a receiving stream whose calls come
-    // uncopied keeps them until the sender's parse has passed them.
-    std::size_t next_boundary_check = kBoundaryCheck;
-    ZmtpBoundaries boundaries;
-    bool mirrored = false;  // receiver: its calls come uncopied
-    ZmtpMirroredCalls calls;
-    // The other end of the direction, found once per change of the table (streams_epoch): the
-    // mirrored path meets it at every chunk.
-    ZmtpStream* other = nullptr;
-    DomainId other_domain = 0;
-    std::uint64_t other_epoch = 0;
-  };
+  using StreamKey = MessageStreamKey;
+  using StreamKeyHash = MessageStreamKeyHash;
+  using ZmtpStream = ZmtpPairingStream;
   // A sending stream with a local receiver checks its boundaries against that receiver every
   // kBoundaryCheck runs of them; it keeps at most kMaxBoundaries runs (1 MiB: 65 536 writes of
   // equal messages, or as many messages of changing sizes), and a mirrored receiver at most
   // kMaxMirroredCalls calls.
-  static constexpr std::size_t kBoundaryCheck = 256;
+  static constexpr std::size_t kBoundaryCheck = kZmtpBoundaryCheck;
   static constexpr std::size_t kMaxBoundaries = 1 << 16;
   static constexpr std::size_t kMaxMirroredCalls = 1 << 14;
   std::uint64_t streams_epoch = 1;  // moves on whenever a stream is added or erased
-  // The streams the last chunks went to, most recent first, valid for the epoch they were found
-  // in: comparing keys is cheaper than hashing one, which was a sixteenth of the agent's time on
-  // request/reply traffic with payload capture. Four, because a request/reply connection whose
-  // two ends are both followed here feeds four streams in turn (each direction's sender, copied,
-  // and receiver, mirrored).
-  struct RecentStream {
-    StreamKey key;
-    ZmtpStream* stream = nullptr;
-    std::uint64_t epoch = 0;  // streams_epoch starts at 1: an empty entry never matches
-  };
-  std::array<RecentStream, 4> recent_streams{};
+  RecentZmtpStreams recent_streams;
   ZmtpBoundaries no_boundaries;                      // a mirrored receiver's, while no sender is followed
   static constexpr std::size_t kMaxHeldChunks = 64;  // 512 KiB of 8 KiB writes
   static constexpr std::int64_t kMaxHoldNs = 1'000'000'000;
@@ -197,16 +137,10 @@ struct MessagePairing::State {
 
   // The stream of `key`, or null: from the recent ones, else from the table (then remembered).
   ZmtpStream* find_stream(const StreamKey& key) {
-    for (std::size_t i = 0; i < recent_streams.size(); ++i) {
-      if (recent_streams[i].epoch != streams_epoch || !(recent_streams[i].key == key)) continue;
-      std::rotate(recent_streams.begin(), recent_streams.begin() + static_cast<std::ptrdiff_t>(i),
-                  recent_streams.begin() + static_cast<std::ptrdiff_t>(i) + 1);
-      return recent_streams.front().stream;
-    }
+    if (ZmtpStream* recent = recent_streams.find(key, streams_epoch)) return recent;
     const auto it = zmtp_streams.find(key);
     if (it == zmtp_streams.end()) return nullptr;
-    std::rotate(recent_streams.begin(), recent_streams.end() - 1, recent_streams.end());
-    recent_streams.front() = {key, &it->second, streams_epoch};
+    recent_streams.remember(key, &it->second, streams_epoch);
     return &it->second;
   }
 
