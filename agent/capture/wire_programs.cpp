@@ -8,6 +8,7 @@
 #include "capture/counter_slices.hpp"
 #include "capture/libbpf_log.hpp"
 #include "capture/program_verify.hpp"
+#include "skewscope/abi/wire_event.h"
 #include "wire_sockops.skel.h"
 #include "wire_tc.skel.h"
 #include "wire_tc_ctx.skel.h"
