@@ -3,14 +3,12 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 
-#include <sys/epoll.h>
-
 #include <cerrno>
 #include <cstring>
 
 namespace skewscope {
 
-PayloadRingReader::Opened PayloadRingReader::open(int ring_fd, int counters_fd) {
+PayloadRingReader::Opened PayloadRingReader::open(int ring_fd, int counters_fd, std::uint32_t* idle_flag) {
   std::unique_ptr<PayloadRingReader> self(new PayloadRingReader());
   auto counters = CounterSlices::map(counters_fd, SKEWSCOPE_PCNT__COUNT);
   if (!counters) return Opened::fail("the payload counters: " + counters.error);
@@ -19,6 +17,10 @@ PayloadRingReader::Opened PayloadRingReader::open(int ring_fd, int counters_fd) 
   if (!self->ring_) {
     return Opened::fail(std::string("creating the payload ring buffer reader: ") + std::strerror(errno));
   }
+  auto wait = RingWait::attach(ring_buffer__epoll_fd(self->ring_));
+  if (!wait) return Opened::fail("the payload ring buffer reader: " + wait.error);
+  self->wait_.emplace(std::move(*wait));
+  self->idle_flag_ = ReaderIdleFlag(idle_flag);
   return Opened::ok(std::move(self));
 }
 
@@ -72,10 +74,8 @@ bool PayloadRingReader::poll(std::vector<PayloadRecord>& out) {
 }
 
 void PayloadRingReader::wait(std::chrono::milliseconds timeout) {
-  // Only the epoll: the records stay in the ring for poll(), which bounds the batch.
-  epoll_event ready;
-  if (epoll_wait(ring_buffer__epoll_fd(ring_), &ready, 1, static_cast<int>(timeout.count())) < 0 && errno != EINTR)
-    std::this_thread::sleep_for(timeout);  // never a busy loop; poll() reports a broken ring
+  // Only the wait: the records stay in the ring for poll(), which bounds the batch.
+  wait_->wait(timeout);
 }
 
 PayloadCounters PayloadRingReader::counters() const {

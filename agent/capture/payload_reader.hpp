@@ -9,6 +9,7 @@
 
 #include "capture/counter_slices.hpp"
 #include "capture/payload_source.hpp"
+#include "capture/ring_wait.hpp"
 #include "skewscope/result.hpp"
 
 struct ring_buffer;
@@ -18,15 +19,18 @@ namespace skewscope {
 class PayloadRingReader final : public PayloadSource {
  public:
   // ring_fd: the BPF_MAP_TYPE_RINGBUF map; counters_fd: the payload_counters array (a slice per
-  // CPU, capture/counter_slices.hpp), mapped here.
+  // CPU, capture/counter_slices.hpp), mapped here; idle_flag: the programs' payload_reader_idle
+  // (TcpSyscallCapture::payload_idle_flag; null: never armed), which must outlive this reader.
   using Opened = Result<std::unique_ptr<PayloadRingReader>>;
-  static Opened open(int ring_fd, int counters_fd);
+  static Opened open(int ring_fd, int counters_fd, std::uint32_t* idle_flag = nullptr);
   ~PayloadRingReader() override;
   PayloadRingReader(const PayloadRingReader&) = delete;
   PayloadRingReader& operator=(const PayloadRingReader&) = delete;
 
   bool poll(std::vector<PayloadRecord>& out) override;
   void wait(std::chrono::milliseconds timeout) override;
+  bool arm_idle_wakeup() override { return idle_flag_.arm(); }
+  void interrupt_wait() override { wait_->interrupt(); }
   PayloadCounters counters() const override;
   std::string error() const override { return error_; }
   // Keeps up to kSpareBuffers buffers of at most kSpareBytes: a request/reply message is one small
@@ -44,6 +48,8 @@ class PayloadRingReader final : public PayloadSource {
   static int on_record(void* ctx, void* data, std::size_t size);
 
   ring_buffer* ring_ = nullptr;
+  std::optional<RingWait> wait_;  // on ring_'s epoll set
+  ReaderIdleFlag idle_flag_;
   std::optional<CounterSlices> counters_;
   std::vector<PayloadRecord>* sink_ = nullptr;
   std::vector<std::vector<std::uint8_t>> spare_;  // see recycle()

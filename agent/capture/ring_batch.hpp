@@ -28,21 +28,29 @@ int append_ring_record(std::vector<Record>& sink, std::atomic<std::uint64_t>& ma
   return sink.size() >= max_batch ? kRingBatchFull : 0;
 }
 
-// Waits up to `timeout`, then takes what is there, until `out` holds max_batch records. `sink`
-// points at `out` only while libbpf calls back. Returns 0, or libbpf's negative error.
+// Takes what is there, until `out` holds max_batch records. `sink` points at `out` only while
+// libbpf calls back. Returns 0, or libbpf's negative error.
+template <class Record>
+int consume_ring_batch(ring_buffer* ring, std::vector<Record>*& sink, std::vector<Record>& out, std::size_t max_batch) {
+  sink = &out;
+  const int n = out.size() < max_batch ? ring_buffer__consume(ring) : 0;
+  sink = nullptr;
+  return n >= 0 || n == -EINTR || n == kRingBatchFull ? 0 : n;
+}
+
+// Waits up to `timeout`, then takes what is there (consume_ring_batch).
 template <class Record>
 int poll_ring_batch(ring_buffer* ring, std::vector<Record>*& sink, std::vector<Record>& out, std::size_t max_batch,
                     std::chrono::milliseconds timeout) {
-  sink = &out;
-  int n = 0;
   if (out.size() < max_batch) {
     // Returns early only on a forced wake-up (records are submitted silently until the ring is
     // a quarter full); epoll alone would never see the others, hence the explicit consume.
-    n = ring_buffer__poll(ring, static_cast<int>(timeout.count()));
-    if ((n >= 0 || n == -EINTR) && out.size() < max_batch) n = ring_buffer__consume(ring);
+    sink = &out;
+    const int n = ring_buffer__poll(ring, static_cast<int>(timeout.count()));
+    sink = nullptr;
+    if (n < 0 && n != -EINTR && n != kRingBatchFull) return n;
   }
-  sink = nullptr;
-  return n >= 0 || n == -EINTR || n == kRingBatchFull ? 0 : n;
+  return consume_ring_batch(ring, sink, out, max_batch);
 }
 
 }  // namespace skewscope

@@ -182,6 +182,10 @@ Status TcpSyscallCapture::create_rings(unsigned cpus, std::uint32_t bytes) {
       ring_buffer__free(std::exchange(ring_, nullptr));
     if (!ring_) return Status::fail(std::string("creating the ring buffer reader: ") + std::strerror(errno));
   }
+  auto wait = RingWait::attach(ring_buffer__epoll_fd(ring_));
+  if (!wait) return Status::fail("the ring buffer reader: " + wait.error);
+  wait_.emplace(std::move(*wait));
+  idle_flag_ = ReaderIdleFlag(const_cast<std::uint32_t*>(&skel_->data_wake->halves_reader_idle));
   return Status::ok();
 }
 
@@ -208,7 +212,10 @@ int TcpSyscallCapture::on_record(void* ctx, void* data, std::size_t size) {
 }
 
 bool TcpSyscallCapture::poll(std::vector<skewscope_half_event>& out, std::chrono::milliseconds timeout) {
-  const int n = poll_ring_batch(ring_, sink_, out, kMaxBatch, timeout);
+  // The wait ends at a forced wake-up or interrupt_wait(); the records submitted silently are
+  // there all the same, hence the consume after it.
+  if (timeout.count() > 0 && out.size() < kMaxBatch) wait_->wait(timeout);
+  const int n = consume_ring_batch(ring_, sink_, out, kMaxBatch);
   if (n == 0) return true;
   error_ = std::string("reading the BPF ring buffer failed: ") + std::strerror(-n);
   return false;
@@ -216,6 +223,9 @@ bool TcpSyscallCapture::poll(std::vector<skewscope_half_event>& out, std::chrono
 
 int TcpSyscallCapture::payload_ring_fd() const { return bpf_map__fd(skel_->maps.payloads); }
 int TcpSyscallCapture::payload_counters_fd() const { return bpf_map__fd(skel_->maps.payload_counters); }
+std::uint32_t* TcpSyscallCapture::payload_idle_flag() const {
+  return const_cast<std::uint32_t*>(&skel_->data_wake->payload_reader_idle);
+}
 
 SourceCounters TcpSyscallCapture::counters() const {
   std::lock_guard lock(counters_mutex_);

@@ -16,6 +16,7 @@
 #include "capture/event_source.hpp"
 #include "capture/features.hpp"
 #include "capture/payload_settings.hpp"
+#include "capture/ring_wait.hpp"
 #include "capture/send_slots.hpp"
 #include "skewscope/result.hpp"
 
@@ -53,11 +54,17 @@ class TcpSyscallCapture final : public EventSource {
   static constexpr std::size_t kMaxBatch = 8192;
   SourceCounters counters() const override;
   std::string error() const override { return error_; }
+  // The next half wakes the reader (halves_reader_idle, bpf/lib/tcp_halves.bpf.h).
+  bool arm_idle_wakeup() override { return idle_flag_.arm(); }
+  void interrupt_wait() override { wait_->interrupt(); }
 
   const std::vector<std::string>& attached() const { return attached_; }
   // The payload ring buffer and its counters (read by capture/payload_reader.hpp).
   int payload_ring_fd() const;
   int payload_counters_fd() const;
+  // The payload loop's idle flag (payload_reader_idle, bpf/lib/payload_capture.bpf.h), in the
+  // object's mapped `.data.wake`: valid while this object lives.
+  std::uint32_t* payload_idle_flag() const;
   // The variant of the loaded entry programs: "raw_tp", "btf" or "core_read" (see features.hpp).
   const std::string& variant() const { return variant_; }
   // Variants preferred to this one that the kernel refused at load (open_best), with its reason.
@@ -83,6 +90,8 @@ class TcpSyscallCapture final : public EventSource {
   tcp_syscalls* skel_ = nullptr;
   std::optional<CounterSlices> counter_slices_;  // the `counters` map, mapped once loaded
   ring_buffer* ring_ = nullptr;                  // reads every CPU's ring
+  std::optional<RingWait> wait_;                 // on ring_'s epoll set, made with the rings
+  ReaderIdleFlag idle_flag_;                     // halves_reader_idle, once loaded
   std::vector<int> ring_fds_;
   std::vector<skewscope_half_event>* sink_ = nullptr;
   std::vector<bpf_link*> links_;  // attached by us (only chosen programs), destroyed before the skeleton

@@ -4,6 +4,7 @@
 // object of the process and the order in which they start and stop.
 #include "runtime/agent_run.hpp"
 
+#include <pthread.h>
 #include <sys/stat.h>
 
 #include <atomic>
@@ -206,7 +207,8 @@ int run_agent(AgentPlan plan) {
   }
   std::unique_ptr<PayloadRingReader> payload_reader;
   if (plan.payload.max_bytes > 0) {
-    auto reader = PayloadRingReader::open(capture->payload_ring_fd(), capture->payload_counters_fd());
+    auto reader = PayloadRingReader::open(capture->payload_ring_fd(), capture->payload_counters_fd(),
+                                          capture->payload_idle_flag());
     if (!reader) return runtime_error(reader.error);
     payload_reader = std::move(*reader);
     core.lock()->enable_payload(plan.payload.max_bytes, MessagePairingLimits{});
@@ -235,7 +237,9 @@ int run_agent(AgentPlan plan) {
 
   std::atomic<bool> stopping{false};
   std::atomic<bool> capture_failed{false};
+  // Named for `top -H` and the tests that count a loop's wake-ups (/proc/PID/task/TID/comm).
   std::thread capture_thread([&] {
+    pthread_setname_np(pthread_self(), "skewscope-tcp");
     Status end = run_capture_loop(*capture, core, stopping, TcpSyscallCapture::kMaxBatch, conntrack.get());
     if (end) return;
     std::cerr << "skewscope agent: capture failed: " << end.error << "; every pair is now unknown; exiting in "
@@ -244,11 +248,13 @@ int run_agent(AgentPlan plan) {
   });
   std::thread payload_thread([&] {
     if (!payload_reader) return;
+    pthread_setname_np(pthread_self(), "skewscope-pay");
     Status end = run_payload_loop(*payload_reader, core, stopping, conntrack.get());
     if (!end) std::cerr << "skewscope agent: payload capture stopped: " << end.error << std::endl;
   });
   std::thread rdma_thread([&] {
     if (!rdma) return;
+    pthread_setname_np(pthread_self(), "skewscope-rdma");
     Status end = run_rdma_loop(*rdma, core, stopping);
     if (end) return;
     std::cerr << "skewscope agent: RDMA capture failed: " << end.error << "; exiting in "
@@ -324,6 +330,8 @@ int run_agent(AgentPlan plan) {
   std::atomic<bool> torn_down{false};
   std::thread teardown([&] {
     stopping = true;
+    capture->interrupt_wait();  // an idle loop may be in a long wait (runtime/ring_drain.hpp)
+    if (payload_reader) payload_reader->interrupt_wait();
     clock_thread.request_stop();
     if (step_watch) step_watch->reset();
     if (policies) policies->stop();          // at most one evaluation: it takes reports from the core

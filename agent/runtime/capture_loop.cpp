@@ -34,7 +34,8 @@ Status run_capture_loop(EventSource& source, SharedCore& shared, const std::atom
     core->ingest(batch);
     core->observe_source(now, counters);
   };
-  return drain_ring(ring, max_batch, stopping, take);
+  // Idle, a pass every 100 ms: the core's tick, which closes the windows, keeps that pace.
+  return drain_ring(ring, max_batch, std::chrono::milliseconds(100), stopping, take);
 }
 
 void feed_conntrack(translate::ConntrackWatch& conntrack, AgentCore& core, std::int64_t now_ns) {

@@ -21,6 +21,7 @@ class PayloadRing final : public RingSource<PayloadRecord> {
     if (source_.poll(out)) return Status::ok();
     return source_failed(source_.error());
   }
+  bool arm_idle_wakeup() override { return source_.arm_idle_wakeup(); }
 
  private:
   PayloadSource& source_;
@@ -41,7 +42,8 @@ Status run_payload_loop(PayloadSource& source, SharedCore& shared, const std::at
     }
     source.recycle(batch);  // read: its buffers serve the next passes
   };
-  return drain_ring(ring, PayloadRingReader::kMaxBatch, stopping, take);
+  // Idle, a pass a second (what is timed, the pairing's expiry, runs on the core's tick).
+  return drain_ring(ring, PayloadRingReader::kMaxBatch, std::chrono::seconds(1), stopping, take);
 }
 
 }  // namespace skewscope

@@ -16,7 +16,7 @@ Status run_rdma_loop(RdmaCapture& capture, SharedCore& shared, const std::atomic
     if (!polled) core->mark_capture_down(polled.error);
   };
   // 20 ms between passes, as for TCP; a full batch means a backlog: go again at once.
-  return drain_ring(ring, RdmaCapture::kMaxBatch, stopping, take);
+  return drain_ring(ring, RdmaCapture::kMaxBatch, kBusyWait, stopping, take);  // no idle wake-up: busy pace
 }
 
 }  // namespace skewscope

@@ -82,7 +82,7 @@ void WireRuntime::run() {
     core->observe_wire_source(now, counters);
     core->tick_wire(now);
   };
-  Status end = drain_ring(ring, WireCapture::kMaxBatch, stopping_, take);
+  Status end = drain_ring(ring, WireCapture::kMaxBatch, kBusyWait, stopping_, take);  // no idle wake-up: busy pace
   if (end) return;
   std::cerr << "skewscope agent: wire capture failed: " << end.error << std::endl;
   core_.lock()->mark_wire_down(end.error);

@@ -157,6 +157,8 @@ struct {
 	__type(key, __u32);
 	__type(value, __u64);
 } payload_unwoken_bytes SEC(".maps");
+/* The payload loop's idle flag, as halves_reader_idle (tcp_halves.bpf.h) is the halves loop's. */
+volatile __u32 payload_reader_idle SEC(".data.wake") = 0;
 struct {
 	__uint(type, BPF_MAP_TYPE_RINGBUF);
 	__uint(max_entries, 8 * 1024 * 1024);

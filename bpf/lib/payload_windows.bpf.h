@@ -30,6 +30,10 @@ static __always_inline int payload_submit_window(struct payload_scratch *s, stru
 	__u64 *unwoken = bpf_map_lookup_elem(&payload_unwoken_bytes, &zero);
 	__u64 size = sizeof(s->hdr) + got;
 	__u8 wake = !unwoken || *unwoken + size >= payload_wake_bytes;
+	if (payload_reader_idle) { /* the reader waits long: this record ends its wait */
+		payload_reader_idle = 0;
+		wake = 1;
+	}
 	if (bpf_ringbuf_output(&payloads, &s->hdr, sizeof(s->hdr) + got,
 			       wake ? BPF_RB_FORCE_WAKEUP : BPF_RB_NO_WAKEUP)) {
 		payload_count(SKEWSCOPE_PCNT_RINGBUF_FULL);

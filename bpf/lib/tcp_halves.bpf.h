@@ -28,6 +28,12 @@ struct {
  * emitted counter exists anyway); asking the ring its fill level was a helper call per half. */
 const volatile __u64 ring_wakeup_mask = 8191;
 
+/* Set (to 1) by the agent when its halves loop has seen nothing for a while and is about to wait
+ * long (agent/runtime/ring_drain.hpp, "idle"): the next half clears it and wakes the reader, so
+ * the first halves after a quiet spell are read at once, not at the end of that wait. In a section
+ * of its own (a map the agent maps): a line that the programs only read while traffic flows. */
+volatile __u32 halves_reader_idle SEC(".data.wake") = 0;
+
 /* Losses by origin (network namespace, cgroup, reason), so that a loss shows on the domain it
  * belongs to. The global per-CPU counter always counts; an origin that finds this table full is
  * only in the global count, which the agent shows as unattributed (global minus the sum here). */
@@ -106,5 +112,10 @@ static __always_inline void emit_half(enum tuple_read how, struct sock *sk, stru
 	__builtin_memset(e->pad, 0, sizeof(e->pad));
 	__u64 *emitted = counter_slice_at(&counters, SKEWSCOPE_CNT__COUNT, cpu, SKEWSCOPE_CNT_EMITTED);
 	__u64 n = emitted ? ++*emitted : 0; /* this CPU's slice: no atomics needed */
-	bpf_ringbuf_submit(e, (n & ring_wakeup_mask) == 0 ? BPF_RB_FORCE_WAKEUP : BPF_RB_NO_WAKEUP);
+	int wake = (n & ring_wakeup_mask) == 0;
+	if (halves_reader_idle) { /* racing CPUs may both clear it and wake: one spare wake-up */
+		halves_reader_idle = 0;
+		wake = 1;
+	}
+	bpf_ringbuf_submit(e, wake ? BPF_RB_FORCE_WAKEUP : BPF_RB_NO_WAKEUP);
 }

@@ -18,6 +18,6 @@ zmtp_field() {  # zmtp_field SRC DST FIELD: of the agent's zmtp pair SRC -> DST,
     '[.pairs[] | select(.src==$s and .dst==$d and .transport=="zmtp")][0][$f] // 0'
 }
 spans_reach() { [ "$(zmtp_field "$1" "$2" spans)" -ge "$3" ]; }
-# settle SRC DST EXPECTED: the agent reads payloads every 20 ms; wait (bounded) for the count, then
+# settle SRC DST EXPECTED: the agent reads payloads every 20 ms while they come; wait (bounded) for the count, then
 # a little longer, so that a count above EXPECTED (a made-up message) would show too.
 settle() { wait_until 15 spans_reach "$@" || true; sleep 1; }
