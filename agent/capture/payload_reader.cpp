@@ -64,6 +64,10 @@ void PayloadRingReader::recycle(std::vector<PayloadRecord>& batch) {
 }
 
 bool PayloadRingReader::poll(std::vector<PayloadRecord>& out) {
+  if (wait_error_) {
+    error_ = std::string("waiting on the payload ring buffer failed: ") + std::strerror(wait_error_);
+    return false;
+  }
   sink_ = &out;
   // Records are submitted without a wake-up (like the halves): consume what is there.
   int n = out.size() < kMaxBatch ? ring_buffer__consume(ring_) : 0;
@@ -74,8 +78,9 @@ bool PayloadRingReader::poll(std::vector<PayloadRecord>& out) {
 }
 
 void PayloadRingReader::wait(std::chrono::milliseconds timeout) {
-  // Only the wait: the records stay in the ring for poll(), which bounds the batch.
-  wait_->wait(timeout);
+  // Only the wait: the records stay in the ring for poll(), which bounds the batch, and which
+  // reports a failed wait (the loop would otherwise spin on it).
+  if (const int err = wait_->wait(timeout)) wait_error_ = err;
 }
 
 PayloadCounters PayloadRingReader::counters() const {

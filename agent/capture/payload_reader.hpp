@@ -49,6 +49,7 @@ class PayloadRingReader final : public PayloadSource {
 
   ring_buffer* ring_ = nullptr;
   std::optional<RingWait> wait_;  // on ring_'s epoll set
+  int wait_error_ = 0;            // errno of a failed wait, reported by the next poll
   ReaderIdleFlag idle_flag_;
   std::optional<CounterSlices> counters_;
   std::vector<PayloadRecord>* sink_ = nullptr;

@@ -7,7 +7,6 @@
 #include <atomic>
 #include <cerrno>
 #include <cstring>
-#include <thread>
 #include <utility>
 
 namespace skewscope {
@@ -56,10 +55,10 @@ RingWait::~RingWait() {
   if (event_fd_ >= 0) close(event_fd_);  // closing removes it from the epoll set
 }
 
-void RingWait::wait(std::chrono::milliseconds timeout) const {
+int RingWait::wait(std::chrono::milliseconds timeout) const {
   epoll_event ready[4];
-  if (epoll_wait(epoll_fd_, ready, 4, static_cast<int>(timeout.count())) < 0 && errno != EINTR)
-    std::this_thread::sleep_for(timeout);
+  if (epoll_wait(epoll_fd_, ready, 4, static_cast<int>(timeout.count())) < 0 && errno != EINTR) return errno;
+  return 0;
 }
 
 void RingWait::interrupt() const {

@@ -39,8 +39,9 @@ class RingWait {
   RingWait(const RingWait&) = delete;
   ~RingWait();
   // Until a ring has a wake-up, interrupt() was called (then every later wait returns at once), or
-  // `timeout`. A failed epoll_wait sleeps the timeout instead: never a busy loop.
-  void wait(std::chrono::milliseconds timeout) const;
+  // `timeout`. Returns 0, or the errno of a failed epoll_wait (EINTR is not a failure): the
+  // reader's poll then fails with it, as libbpf's ring_buffer__poll would have.
+  int wait(std::chrono::milliseconds timeout) const;
   void interrupt() const;  // from any thread
 
  private:

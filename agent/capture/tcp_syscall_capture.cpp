@@ -214,8 +214,8 @@ int TcpSyscallCapture::on_record(void* ctx, void* data, std::size_t size) {
 bool TcpSyscallCapture::poll(std::vector<skewscope_half_event>& out, std::chrono::milliseconds timeout) {
   // The wait ends at a forced wake-up or interrupt_wait(); the records submitted silently are
   // there all the same, hence the consume after it.
-  if (timeout.count() > 0 && out.size() < kMaxBatch) wait_->wait(timeout);
-  const int n = consume_ring_batch(ring_, sink_, out, kMaxBatch);
+  int n = timeout.count() > 0 && out.size() < kMaxBatch ? -wait_->wait(timeout) : 0;
+  if (n == 0) n = consume_ring_batch(ring_, sink_, out, kMaxBatch);
   if (n == 0) return true;
   error_ = std::string("reading the BPF ring buffer failed: ") + std::strerror(-n);
   return false;
