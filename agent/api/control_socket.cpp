@@ -1,6 +1,7 @@
 #include "api/control_socket.hpp"
 
 #include <poll.h>
+#include <sys/eventfd.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
@@ -8,7 +9,9 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <cstdint>
 #include <cstring>
+#include <optional>
 #include <vector>
 
 namespace skewscope {
@@ -116,6 +119,7 @@ Status ControlSocket::bind(const std::string& path) {
 }
 
 void ControlSocket::start() {
+  if (stop_fd_ < 0) stop_fd_ = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
   thread_ = std::thread([this] { serve(); });
 }
 
@@ -132,20 +136,23 @@ void ControlSocket::serve() {
     close(conns[i].fd);
     conns[i].fd = -1;
   };
+  // fds: the listening socket, the stop eventfd (-1: poll ignores it), then one per connection.
+  constexpr std::size_t kFirstConnection = 2;
   while (!stopping_) {
-    fds.assign(1, pollfd{fd_, POLLIN, 0});
-    Clock::time_point wake = Clock::now() + std::chrono::milliseconds(200);  // to see stopping_
+    fds.assign({pollfd{fd_, POLLIN, 0}, pollfd{stop_fd_, POLLIN, 0}});
+    std::optional<Clock::time_point> wake;                                   // none: until a client or the stop
+    if (stop_fd_ < 0) wake = Clock::now() + std::chrono::milliseconds(200);  // to see stopping_
     for (const auto& c : conns) {
       fds.push_back(pollfd{c.fd, POLLIN, 0});
-      wake = std::min(wake, c.deadline);
+      wake = wake ? std::min(*wake, c.deadline) : c.deadline;
     }
-    int ready = ::poll(fds.data(), fds.size(), ms_until(wake, Clock::now()));
+    int ready = ::poll(fds.data(), fds.size(), wake ? ms_until(*wake, Clock::now()) : -1);
     if (ready < 0 && errno != EINTR) break;
     const Clock::time_point now = Clock::now();
 
     for (std::size_t i = 0; i < conns.size(); ++i) {
       Connection& c = conns[i];
-      if (fds[i + 1].revents != 0) {
+      if (fds[i + kFirstConnection].revents != 0) {
         char buf[512];
         ssize_t n = read(c.fd, buf, sizeof buf);
         if (n < 0 && (errno == EAGAIN || errno == EINTR)) continue;
@@ -196,7 +203,17 @@ void ControlSocket::serve() {
 
 void ControlSocket::stop() {
   stopping_ = true;
+  if (stop_fd_ >= 0) {
+    const std::uint64_t one = 1;
+    if (write(stop_fd_, &one, sizeof one) < 0) {
+      // Only an overflowed counter fails, and the eventfd is readable then already.
+    }
+  }
   if (thread_.joinable()) thread_.join();
+  if (stop_fd_ >= 0) {
+    close(stop_fd_);
+    stop_fd_ = -1;
+  }
   if (fd_ >= 0) {
     close(fd_);
     fd_ = -1;

@@ -25,7 +25,9 @@ sigset_t block_stop_signals() {
 int wait_for_stop(const sigset_t& signals, const std::atomic<bool>& capture_failed, std::int64_t grace_ns) {
   std::optional<std::int64_t> failed_at;
   for (;;) {
-    timespec step{0, 100'000'000};
+    // A signal ends the wait at once; the step only bounds how late a capture failure is seen:
+    // a second while there is none (a wake-up of an idle agent costs a VM tens of µs), then 100 ms.
+    timespec step = failed_at ? timespec{0, 100'000'000} : timespec{1, 0};
     int signal = sigtimedwait(&signals, nullptr, &step);
     if (signal > 0) return signal;
     if (!capture_failed) continue;

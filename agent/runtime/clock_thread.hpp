@@ -4,7 +4,8 @@
 // reply timeout: only this thread waits for it, never the capture.
 #pragma once
 
-#include <atomic>
+#include <condition_variable>
+#include <mutex>
 #include <thread>
 
 #include "clocks/clock_monitor.hpp"
@@ -22,8 +23,8 @@ class ClockThread {
   ClockThread(const ClockThread&) = delete;
   ClockThread& operator=(const ClockThread&) = delete;
 
-  // Asks the thread to end; it does so within 100 ms, or once a poll in progress returns.
-  void request_stop() { stopping_ = true; }
+  // Asks the thread to end; it does so at once, or once a poll in progress returns.
+  void request_stop();
   // request_stop(), then waits for the thread; a second call does nothing.
   void join();
 
@@ -33,8 +34,12 @@ class ClockThread {
   clocks::ClockMonitor& monitor_;
   SharedCore& core_;
   exchange::KafkaExchange* kafka_;
-  std::atomic<bool> stopping_{false};
-  std::thread thread_;  // last: started once every member above is ready
+  // The wait between polls ends at a stop: one wake-up a second, not ten (each costs a VM tens of
+  // µs, and an idle agent is mostly its wake-ups).
+  std::mutex mutex_;
+  std::condition_variable stop_;
+  bool stopping_ = false;  // under mutex_
+  std::thread thread_;     // last: started once every member above is ready
 };
 
 }  // namespace skewscope
