@@ -2,10 +2,13 @@
 
 #include <fcntl.h>
 #include <microhttpd.h>
+#include <sys/epoll.h>
+#include <sys/eventfd.h>
 #include <sys/socket.h>
 #include <time.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdarg>
 #include <cstdio>
@@ -23,9 +26,10 @@
 namespace skewscope {
 namespace {
 
-// The event loop wakes at least this often to cut connections past their request deadline, and
-// stop() waits at most this long for the loop to notice it should end.
+// While a connection is open, the event loop wakes at least this often to cut connections past
+// their request deadline; with none, at least every kIdleWakeMs (stop() ends that wait at once).
 constexpr int kLoopWakeMs = 100;
+constexpr int kIdleWakeMs = 1000;
 
 std::int64_t monotonic_ns() {
   timespec ts{};
@@ -309,20 +313,57 @@ Status HttpApi::start() {
   if (daemon_ == nullptr) return Status::fail("the HTTP endpoint is not bound");
   if (thread_.joinable()) return Status::ok();
   stopping_ = false;
+  // libmicrohttpd's epoll set in ours (its documented use with an external loop), beside the
+  // eventfd that stop() writes.
+  const MHD_DaemonInfo* info = MHD_get_daemon_info(daemon_, MHD_DAEMON_INFO_EPOLL_FD);
+  wake_fd_ = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+  loop_epoll_ = epoll_create1(EPOLL_CLOEXEC);
+  for (int fd : {info ? info->epoll_fd : -1, wake_fd_}) {
+    epoll_event entry{};
+    entry.events = EPOLLIN;
+    entry.data.fd = fd;
+    if (fd < 0 || loop_epoll_ < 0 || epoll_ctl(loop_epoll_, EPOLL_CTL_ADD, fd, &entry) != 0) {
+      close_loop_fds();
+      break;
+    }
+  }
   thread_ = std::thread([this] {
     while (!stopping_.load(std::memory_order_relaxed)) {
+      bool ran = false;
+      if (loop_epoll_ < 0) {
+        ran = MHD_run_wait(daemon_, kLoopWakeMs) == MHD_YES;
+      } else {
+        long long wait = server_->deadlines.open_connections() > 0 ? kLoopWakeMs : kIdleWakeMs;
+        MHD_UNSIGNED_LONG_LONG due = 0;  // libmicrohttpd's own: its idle timeouts, work it has queued
+        if (MHD_get_timeout(daemon_, &due) == MHD_YES) wait = std::min<long long>(wait, static_cast<long long>(due));
+        epoll_event ready[2];
+        epoll_wait(loop_epoll_, ready, 2, static_cast<int>(wait));  // EINTR: a pass like any other
+        ran = MHD_run(daemon_) == MHD_YES;
+      }
       // An error here is the loop's own (epoll failed): pause instead of spinning.
-      if (MHD_run_wait(daemon_, kLoopWakeMs) != MHD_YES)
-        std::this_thread::sleep_for(std::chrono::milliseconds(kLoopWakeMs));
+      if (!ran) std::this_thread::sleep_for(std::chrono::milliseconds(kLoopWakeMs));
       server_->cut_overdue();
     }
   });
   return Status::ok();
 }
 
+void HttpApi::close_loop_fds() {
+  if (loop_epoll_ >= 0) close(loop_epoll_);
+  if (wake_fd_ >= 0) close(wake_fd_);
+  loop_epoll_ = wake_fd_ = -1;
+}
+
 void HttpApi::stop() {
   stopping_ = true;
+  if (wake_fd_ >= 0) {
+    const std::uint64_t one = 1;
+    if (write(wake_fd_, &one, sizeof one) < 0) {
+      // Only an overflowed counter fails, and the eventfd is readable then already.
+    }
+  }
   if (thread_.joinable()) thread_.join();
+  close_loop_fds();
   // Closes every connection at once (no lingering on unsent data) and the listening socket.
   if (daemon_ != nullptr) MHD_stop_daemon(daemon_);
   daemon_ = nullptr;

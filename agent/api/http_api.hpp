@@ -100,6 +100,13 @@ class HttpApi {
   MHD_Daemon* daemon_ = nullptr;
   std::thread thread_;
   std::atomic<bool> stopping_{false};
+  // The loop's own epoll set: libmicrohttpd's epoll descriptor and wake_fd_, an eventfd stop()
+  // writes, so that a loop with no connection open waits a second (not 100 ms: an idle agent is
+  // mostly its wake-ups) and still ends at once. -1 when either could not be made: the loop then
+  // waits in MHD_run_wait, 100 ms at a time.
+  int loop_epoll_ = -1;
+  int wake_fd_ = -1;
+  void close_loop_fds();
   std::atomic<std::uint64_t> deadline_cuts_{0};
 };
 
