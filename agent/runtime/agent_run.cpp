@@ -240,7 +240,9 @@ int run_agent(AgentPlan plan) {
   // Named for `top -H` and the tests that count a loop's wake-ups (/proc/PID/task/TID/comm).
   std::thread capture_thread([&] {
     pthread_setname_np(pthread_self(), "skewscope-tcp");
-    Status end = run_capture_loop(*capture, core, stopping, TcpSyscallCapture::kMaxBatch, conntrack.get());
+    Status end = run_capture_loop(
+        *capture, core, stopping, TcpSyscallCapture::kMaxBatch, conntrack.get(),
+        capture_idle_wait(plan.exchange.has_value(), conntrack != nullptr, plan.core.estimate_interval_ns));
     if (end) return;
     std::cerr << "skewscope agent: capture failed: " << end.error << "; every pair is now unknown; exiting in "
               << format_duration_ns(plan.capture_grace_ns) << std::endl;

@@ -1,5 +1,6 @@
 #include "runtime/capture_loop.hpp"
 
+#include <algorithm>
 #include <vector>
 
 #include "capture/clock_mapping.hpp"
@@ -7,8 +8,17 @@
 
 namespace skewscope {
 
+std::chrono::milliseconds capture_idle_wait(bool exchange, bool conntrack, std::int64_t estimate_interval_ns) {
+  constexpr std::chrono::milliseconds kTick(100), kLongest(1000);
+  if (exchange || conntrack) return kTick;
+  const auto interval =
+      std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::nanoseconds(estimate_interval_ns));
+  return std::clamp(interval, kTick, kLongest);
+}
+
 Status run_capture_loop(EventSource& source, SharedCore& shared, const std::atomic<bool>& stopping,
-                        std::size_t max_batch, translate::ConntrackWatch* conntrack) {
+                        std::size_t max_batch, translate::ConntrackWatch* conntrack,
+                        std::chrono::milliseconds idle_wait) {
   PolledRing<EventSource, skewscope_half_event> ring(source);
   std::int64_t last_tick = 0;
   auto take = [&](const std::vector<skewscope_half_event>& batch, const Status& polled) {
@@ -34,8 +44,8 @@ Status run_capture_loop(EventSource& source, SharedCore& shared, const std::atom
     core->ingest(batch);
     core->observe_source(now, counters);
   };
-  // Idle, a pass every 100 ms: the core's tick, which closes the windows, keeps that pace.
-  return drain_ring(ring, max_batch, std::chrono::milliseconds(100), stopping, take);
+  // Idle, a pass every `idle_wait`: each one ticks the core.
+  return drain_ring(ring, max_batch, idle_wait, stopping, take);
 }
 
 void feed_conntrack(translate::ConntrackWatch& conntrack, AgentCore& core, std::int64_t now_ns) {

@@ -5,7 +5,8 @@
 #    thread's context switches;
 #  - after each quiet spell, one ZeroMQ request/reply is read from the payload ring within 250 ms
 #    (the loop's idle wait is 1 s: without the wake-up, 3 rounds pass together 1 time in 64), and
-#    one TCP request/response from the halves rings within 80 ms (idle wait 100 ms);
+#    one TCP request/response from the halves rings within 80 ms (idle wait 250 ms: the
+#    estimator's interval);
 #  - SIGTERM during such a wait: the agent is gone within 2 s (the wait is interrupted).
 source "$(dirname "$0")/lib.sh"
 source "$(dirname "$0")/zmtp_lib.sh"

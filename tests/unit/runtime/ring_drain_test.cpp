@@ -7,6 +7,7 @@
 #include <deque>
 #include <vector>
 
+#include "runtime/capture_loop.hpp"
 #include "runtime/ring_drain.hpp"
 
 using namespace skewscope;
@@ -100,4 +101,14 @@ TEST_CASE("a source that cannot be woken stays at the busy pace, asked once") {
   CHECK(drain_ring<int>(ring, 100, milliseconds(1000), stopping, [](auto&, const Status&) {}));
   CHECK(ring.timeouts == std::vector<long>(30, 20));
   CHECK(ring.armed_at == std::vector<int>{10});
+}
+
+TEST_CASE("the capture loop's idle wait: its tick's pace") {
+  constexpr std::int64_t kMs = 1'000'000;
+  CHECK(capture_idle_wait(false, false, 250 * kMs) == milliseconds(250));  // the estimator's default
+  CHECK(capture_idle_wait(false, false, 100 * kMs) == milliseconds(100));
+  CHECK(capture_idle_wait(false, false, 10'000 * kMs) == milliseconds(1000));  // at most a second
+  CHECK(capture_idle_wait(false, false, 50 * kMs) == milliseconds(100));       // at least the busy tick
+  CHECK(capture_idle_wait(true, false, 250 * kMs) == milliseconds(100));       // remote halves pair on it
+  CHECK(capture_idle_wait(false, true, 250 * kMs) == milliseconds(100));       // conntrack events queue
 }
