@@ -76,7 +76,6 @@ class DrainPace {
   bool after_pass(std::size_t records);
   // The source's answer to that arming.
   void armed(bool ok);
-  bool idle() const { return state_ == State::idle; }
 
  private:
   enum class State { busy, checking, idle };
