@@ -14,12 +14,14 @@ WIRE="eth0@$(netns_path 1),eth0@$(netns_path 2)"
 has_clsact() { [[ $(in_host "$1" tc qdisc show dev eth0) == *clsact* ]]; }
 our_filters() { { in_host "$1" tc filter show dev eth0 ingress; in_host "$1" tc filter show dev eth0 egress; } 2>/dev/null | grep -c 'wire_' || true; }
 wire_programs() { bpftool prog show 2>/dev/null | grep -cE 'name wire_(ingress|egress)' || true; }
+no_wire_programs() { [ "$(wire_programs)" -eq 0 ]; }
 check_clean() {  # check_clean WHEN
   [ "$(our_filters 1)" -eq 0 ] && [ "$(our_filters 2)" -eq 0 ] || fail "$1: wire filters left behind"
   has_clsact 1 && fail "$1: host 1 keeps the clsact the agent created"
   has_clsact 2 || fail "$1: host 2 lost the clsact the operator had added"
   has_clsact 3 && fail "$1: host 3 (never named) got a clsact"
-  [ "$(wire_programs)" -eq 0 ] || fail "$1: wire programs still loaded"
+  # Freed by the kernel after an RCU grace period: gone within 3 s of the agent's exit.
+  wait_until 3 no_wire_programs || fail "$1: wire programs still loaded 3 s after the agent stopped"
   return 0
 }
 [ "$(wire_programs)" -eq 0 ] || fail "wire programs already loaded before the test (another agent running?)"
