@@ -1,7 +1,6 @@
 #include "api/control_socket.hpp"
 
 #include <poll.h>
-#include <sys/eventfd.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
@@ -119,7 +118,7 @@ Status ControlSocket::bind(const std::string& path) {
 }
 
 void ControlSocket::start() {
-  if (stop_fd_ < 0) stop_fd_ = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+  if (auto made = StopEvent::create()) stop_event_.emplace(std::move(*made));
   thread_ = std::thread([this] { serve(); });
 }
 
@@ -139,9 +138,9 @@ void ControlSocket::serve() {
   // fds: the listening socket, the stop eventfd (-1: poll ignores it), then one per connection.
   constexpr std::size_t kFirstConnection = 2;
   while (!stopping_) {
-    fds.assign({pollfd{fd_, POLLIN, 0}, pollfd{stop_fd_, POLLIN, 0}});
+    fds.assign({pollfd{fd_, POLLIN, 0}, pollfd{stop_event_ ? stop_event_->fd() : -1, POLLIN, 0}});
     std::optional<Clock::time_point> wake;                                   // none: until a client or the stop
-    if (stop_fd_ < 0) wake = Clock::now() + std::chrono::milliseconds(200);  // to see stopping_
+    if (!stop_event_) wake = Clock::now() + std::chrono::milliseconds(200);  // to see stopping_
     for (const auto& c : conns) {
       fds.push_back(pollfd{c.fd, POLLIN, 0});
       wake = wake ? std::min(*wake, c.deadline) : c.deadline;
@@ -203,17 +202,9 @@ void ControlSocket::serve() {
 
 void ControlSocket::stop() {
   stopping_ = true;
-  if (stop_fd_ >= 0) {
-    const std::uint64_t one = 1;
-    if (write(stop_fd_, &one, sizeof one) < 0) {
-      // Only an overflowed counter fails, and the eventfd is readable then already.
-    }
-  }
+  if (stop_event_) stop_event_->notify();
   if (thread_.joinable()) thread_.join();
-  if (stop_fd_ >= 0) {
-    close(stop_fd_);
-    stop_fd_ = -1;
-  }
+  stop_event_.reset();
   if (fd_ >= 0) {
     close(fd_);
     fd_ = -1;

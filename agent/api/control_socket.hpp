@@ -15,10 +15,12 @@
 #include <chrono>
 #include <cstdint>
 #include <functional>
+#include <optional>
 #include <string>
 #include <thread>
 
 #include "skewscope/result.hpp"
+#include "skewscope/stop_event.hpp"
 
 namespace skewscope {
 
@@ -59,10 +61,9 @@ class ControlSocket {
   dev_t dev_ = 0;  // identity of the socket file we created, checked before removing it
   ino_t ino_ = 0;
   int fd_ = -1;
-  // Written by stop(): ends the loop's wait, which is otherwise unbounded while no client is
-  // connected (an idle agent's thread sleeps instead of waking five times a second to look at
-  // stopping_). -1 without one (eventfd failed): the loop then looks every 200 ms.
-  int stop_fd_ = -1;
+  // Notified by stop(): ends the loop's wait, which is otherwise unbounded while no client is
+  // connected. None (no eventfd could be made): the loop then looks at stopping_ every 200 ms.
+  std::optional<StopEvent> stop_event_;
   std::atomic<bool> stopping_{false};
   std::thread thread_;
   std::atomic<std::uint64_t> served_{0}, busy_{0}, timed_out_{0}, too_long_{0};

@@ -3,7 +3,6 @@
 #include <fcntl.h>
 #include <microhttpd.h>
 #include <sys/epoll.h>
-#include <sys/eventfd.h>
 #include <sys/socket.h>
 #include <time.h>
 #include <unistd.h>
@@ -316,14 +315,14 @@ Status HttpApi::start() {
   // libmicrohttpd's epoll set in ours (its documented use with an external loop), beside the
   // eventfd that stop() writes.
   const MHD_DaemonInfo* info = MHD_get_daemon_info(daemon_, MHD_DAEMON_INFO_EPOLL_FD);
-  wake_fd_ = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+  if (auto made = StopEvent::create()) stop_event_.emplace(std::move(*made));
   loop_epoll_ = epoll_create1(EPOLL_CLOEXEC);
-  for (int fd : {info ? info->epoll_fd : -1, wake_fd_}) {
+  for (int fd : {info ? info->epoll_fd : -1, stop_event_ ? stop_event_->fd() : -1}) {
     epoll_event entry{};
     entry.events = EPOLLIN;
     entry.data.fd = fd;
     if (fd < 0 || loop_epoll_ < 0 || epoll_ctl(loop_epoll_, EPOLL_CTL_ADD, fd, &entry) != 0) {
-      close_loop_fds();
+      close_loop();
       break;
     }
   }
@@ -348,22 +347,17 @@ Status HttpApi::start() {
   return Status::ok();
 }
 
-void HttpApi::close_loop_fds() {
+void HttpApi::close_loop() {
   if (loop_epoll_ >= 0) close(loop_epoll_);
-  if (wake_fd_ >= 0) close(wake_fd_);
-  loop_epoll_ = wake_fd_ = -1;
+  loop_epoll_ = -1;
+  stop_event_.reset();
 }
 
 void HttpApi::stop() {
   stopping_ = true;
-  if (wake_fd_ >= 0) {
-    const std::uint64_t one = 1;
-    if (write(wake_fd_, &one, sizeof one) < 0) {
-      // Only an overflowed counter fails, and the eventfd is readable then already.
-    }
-  }
+  if (stop_event_) stop_event_->notify();
   if (thread_.joinable()) thread_.join();
-  close_loop_fds();
+  close_loop();
   // Closes every connection at once (no lingering on unsent data) and the listening socket.
   if (daemon_ != nullptr) MHD_stop_daemon(daemon_);
   daemon_ = nullptr;

@@ -9,6 +9,7 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <thread>
 #include <vector>
@@ -16,6 +17,7 @@
 #include "api/tenant_view.hpp"
 #include "api/web_config.hpp"
 #include "core/agent_report.hpp"
+#include "skewscope/stop_event.hpp"
 
 struct MHD_Daemon;
 
@@ -100,13 +102,13 @@ class HttpApi {
   MHD_Daemon* daemon_ = nullptr;
   std::thread thread_;
   std::atomic<bool> stopping_{false};
-  // The loop's own epoll set: libmicrohttpd's epoll descriptor and wake_fd_, an eventfd stop()
-  // writes, so that a loop with no connection open waits a second (not 100 ms: an idle agent is
-  // mostly its wake-ups) and still ends at once. -1 when either could not be made: the loop then
-  // waits in MHD_run_wait, 100 ms at a time.
+  // The loop's own epoll set: libmicrohttpd's epoll descriptor and stop_event_, which stop()
+  // notifies, so that a loop with no connection open waits a second (not 100 ms: an idle agent is
+  // mostly its wake-ups) and still ends at once. -1 / none when either could not be made: the loop
+  // then waits in MHD_run_wait, 100 ms at a time.
   int loop_epoll_ = -1;
-  int wake_fd_ = -1;
-  void close_loop_fds();
+  std::optional<StopEvent> stop_event_;
+  void close_loop();
   std::atomic<std::uint64_t> deadline_cuts_{0};
 };
 

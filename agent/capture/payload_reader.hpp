@@ -30,7 +30,8 @@ class PayloadRingReader final : public PayloadSource {
   bool poll(std::vector<PayloadRecord>& out) override;
   void wait(std::chrono::milliseconds timeout) override;
   bool arm_idle_wakeup() override { return idle_flag_.arm(); }
-  void interrupt_wait() override { wait_->interrupt(); }
+  // Ends a wait at once, and every later one (the agent is stopping). From any thread.
+  void interrupt_wait() { wait_->interrupt(); }
   PayloadCounters counters() const override;
   std::string error() const override { return error_; }
   // Keeps up to kSpareBuffers buffers of at most kSpareBytes: a request/reply message is one small

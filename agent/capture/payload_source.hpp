@@ -54,8 +54,6 @@ class PayloadSource {
   // Before a long wait (agent/runtime/ring_drain.hpp, "idle"): asks the kernel side to wake the
   // next poll at its next record. False when it cannot; the loop then keeps its busy pace.
   virtual bool arm_idle_wakeup() { return false; }
-  // Ends a poll's wait at once, and every later one (the agent is stopping). From any thread.
-  virtual void interrupt_wait() {}
 };
 
 }  // namespace skewscope

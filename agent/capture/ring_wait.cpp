@@ -1,8 +1,6 @@
 #include "capture/ring_wait.hpp"
 
 #include <sys/epoll.h>
-#include <sys/eventfd.h>
-#include <unistd.h>
 
 #include <atomic>
 #include <cerrno>
@@ -25,48 +23,21 @@ constexpr std::uint64_t kInterruptTag = ~std::uint64_t{0};
 }  // namespace
 
 Result<RingWait> RingWait::attach(int epoll_fd) {
-  const int event_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
-  if (event_fd < 0) return Result<RingWait>::fail(std::string("creating an eventfd: ") + std::strerror(errno));
+  auto stop = StopEvent::create();
+  if (!stop) return Result<RingWait>::fail(stop.error);
   epoll_event entry{};
   entry.events = EPOLLIN;
   entry.data.u64 = kInterruptTag;
-  if (epoll_ctl(epoll_fd, EPOLL_CTL_ADD, event_fd, &entry) != 0) {
-    const int err = errno;
-    close(event_fd);
+  if (epoll_ctl(epoll_fd, EPOLL_CTL_ADD, stop->fd(), &entry) != 0)
     return Result<RingWait>::fail(std::string("adding an eventfd to the ring buffer's epoll set: ") +
-                                  std::strerror(err));
-  }
-  return Result<RingWait>::ok(RingWait(epoll_fd, event_fd));
-}
-
-RingWait::RingWait(RingWait&& other) noexcept
-    : epoll_fd_(other.epoll_fd_), event_fd_(std::exchange(other.event_fd_, -1)) {}
-
-RingWait& RingWait::operator=(RingWait&& other) noexcept {
-  if (this != &other) {
-    if (event_fd_ >= 0) close(event_fd_);
-    epoll_fd_ = other.epoll_fd_;
-    event_fd_ = std::exchange(other.event_fd_, -1);
-  }
-  return *this;
-}
-
-RingWait::~RingWait() {
-  if (event_fd_ >= 0) close(event_fd_);  // closing removes it from the epoll set
+                                  std::strerror(errno));
+  return Result<RingWait>::ok(RingWait(epoll_fd, std::move(*stop)));
 }
 
 int RingWait::wait(std::chrono::milliseconds timeout) const {
   epoll_event ready[4];
   if (epoll_wait(epoll_fd_, ready, 4, static_cast<int>(timeout.count())) < 0 && errno != EINTR) return errno;
   return 0;
-}
-
-void RingWait::interrupt() const {
-  const std::uint64_t one = 1;
-  // Stays readable (never read back): every later wait returns at once, until the reader stops.
-  if (write(event_fd_, &one, sizeof one) < 0) {
-    // Only a counter overflow fails, and then the eventfd is readable already.
-  }
 }
 
 }  // namespace skewscope

@@ -6,8 +6,10 @@
 #include <chrono>
 #include <cstdint>
 #include <string>
+#include <utility>
 
 #include "skewscope/result.hpp"
+#include "skewscope/stop_event.hpp"
 
 namespace skewscope {
 
@@ -27,27 +29,23 @@ class ReaderIdleFlag {
   std::uint32_t* flag_;
 };
 
-// An eventfd in a ring buffer reader's epoll set (libbpf's ring_buffer__epoll_fd), so that
+// A StopEvent in a ring buffer reader's epoll set (libbpf's ring_buffer__epoll_fd), so that
 // interrupt() ends a wait at once. The reader then must not call ring_buffer__poll, which takes
 // every ready entry for a ring of its own: it waits here and consumes.
 class RingWait {
  public:
-  // Adds the eventfd to `epoll_fd` (not owned).
+  // Adds a StopEvent to `epoll_fd` (not owned).
   static Result<RingWait> attach(int epoll_fd);
-  RingWait(RingWait&& other) noexcept;
-  RingWait& operator=(RingWait&& other) noexcept;
-  RingWait(const RingWait&) = delete;
-  ~RingWait();
   // Until a ring has a wake-up, interrupt() was called (then every later wait returns at once), or
   // `timeout`. Returns 0, or the errno of a failed epoll_wait (EINTR is not a failure): the
   // reader's poll then fails with it, as libbpf's ring_buffer__poll would have.
   int wait(std::chrono::milliseconds timeout) const;
-  void interrupt() const;  // from any thread
+  void interrupt() const { stop_.notify(); }  // from any thread
 
  private:
-  RingWait(int epoll_fd, int event_fd) : epoll_fd_(epoll_fd), event_fd_(event_fd) {}
-  int epoll_fd_ = -1;
-  int event_fd_ = -1;
+  RingWait(int epoll_fd, StopEvent stop) : epoll_fd_(epoll_fd), stop_(std::move(stop)) {}
+  int epoll_fd_;
+  StopEvent stop_;
 };
 
 }  // namespace skewscope

@@ -56,7 +56,8 @@ class TcpSyscallCapture final : public EventSource {
   std::string error() const override { return error_; }
   // The next half wakes the reader (halves_reader_idle, bpf/lib/tcp_halves.bpf.h).
   bool arm_idle_wakeup() override { return idle_flag_.arm(); }
-  void interrupt_wait() override { wait_->interrupt(); }
+  // Ends a poll's wait at once, and every later one (the agent is stopping). From any thread.
+  void interrupt_wait() { wait_->interrupt(); }
 
   const std::vector<std::string>& attached() const { return attached_; }
   // The payload ring buffer and its counters (read by capture/payload_reader.hpp).

@@ -8,12 +8,16 @@
 
 namespace skewscope {
 
+namespace {
+constexpr std::chrono::milliseconds kCoreTick(100);  // the core's tick while halves come
+}  // namespace
+
 std::chrono::milliseconds capture_idle_wait(bool exchange, bool conntrack, std::int64_t estimate_interval_ns) {
-  constexpr std::chrono::milliseconds kTick(100), kLongest(1000);
-  if (exchange || conntrack) return kTick;
+  constexpr std::chrono::milliseconds kLongest(1000);
+  if (exchange || conntrack) return kCoreTick;
   const auto interval =
       std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::nanoseconds(estimate_interval_ns));
-  return std::clamp(interval, kTick, kLongest);
+  return std::clamp(interval, kCoreTick, kLongest);
 }
 
 Status run_capture_loop(EventSource& source, SharedCore& shared, const std::atomic<bool>& stopping,
@@ -36,7 +40,7 @@ Status run_capture_loop(EventSource& source, SharedCore& shared, const std::atom
     const std::int64_t now = monotonic_now_ns();
     auto core = shared.lock();
     if (conntrack) feed_conntrack(*conntrack, *core, now);
-    if (now - last_tick >= 100'000'000) {
+    if (now - last_tick >= std::chrono::nanoseconds(kCoreTick).count()) {
       core->clock_mapping().sample_now();
       core->tick(now);
       last_tick = now;

@@ -1,7 +1,6 @@
 #include "runtime/clock_step_watch.hpp"
 
 #include <poll.h>
-#include <sys/eventfd.h>
 #include <sys/timerfd.h>
 #include <unistd.h>
 
@@ -14,13 +13,12 @@ namespace skewscope {
 Result<std::unique_ptr<ClockStepWatch>> ClockStepWatch::start(std::function<void()> on_step) {
   const int timer = timerfd_create(CLOCK_REALTIME, TFD_CLOEXEC);
   if (timer < 0) return Result<std::unique_ptr<ClockStepWatch>>::fail(std::string("timerfd: ") + std::strerror(errno));
-  const int stop = eventfd(0, EFD_CLOEXEC);
-  if (stop < 0) {
-    const int saved = errno;
+  auto stop = StopEvent::create();
+  if (!stop) {
     close(timer);
-    return Result<std::unique_ptr<ClockStepWatch>>::fail(std::string("eventfd: ") + std::strerror(saved));
+    return Result<std::unique_ptr<ClockStepWatch>>::fail(stop.error);
   }
-  std::unique_ptr<ClockStepWatch> watch(new ClockStepWatch(timer, stop, std::move(on_step)));
+  std::unique_ptr<ClockStepWatch> watch(new ClockStepWatch(timer, std::move(*stop), std::move(on_step)));
   if (!watch->arm()) {
     const int saved = errno;
     return Result<std::unique_ptr<ClockStepWatch>>::fail(std::string("timerfd_settime: ") + std::strerror(saved));
@@ -29,19 +27,15 @@ Result<std::unique_ptr<ClockStepWatch>> ClockStepWatch::start(std::function<void
   return Result<std::unique_ptr<ClockStepWatch>>::ok(std::move(watch));
 }
 
-ClockStepWatch::ClockStepWatch(int timer_fd, int stop_fd, std::function<void()> on_step)
-    : timer_fd_(timer_fd), stop_fd_(stop_fd), on_step_(std::move(on_step)) {}
+ClockStepWatch::ClockStepWatch(int timer_fd, StopEvent stop, std::function<void()> on_step)
+    : timer_fd_(timer_fd), stop_(std::move(stop)), on_step_(std::move(on_step)) {}
 
 ClockStepWatch::~ClockStepWatch() {
   if (thread_.joinable()) {
-    const std::uint64_t one = 1;
-    if (write(stop_fd_, &one, sizeof one) != static_cast<ssize_t>(sizeof one)) {
-      // An eventfd write fails only on overflow, which one write cannot reach.
-    }
+    stop_.notify();
     thread_.join();
   }
   close(timer_fd_);
-  close(stop_fd_);
 }
 
 // Armed for a moment that never comes (a year ahead, absolute): only a step ends the wait.
@@ -55,7 +49,7 @@ bool ClockStepWatch::arm() {
 
 void ClockStepWatch::run() {
   for (;;) {
-    pollfd fds[2] = {{timer_fd_, POLLIN, 0}, {stop_fd_, POLLIN, 0}};
+    pollfd fds[2] = {{timer_fd_, POLLIN, 0}, {stop_.fd(), POLLIN, 0}};
     if (poll(fds, 2, -1) < 0) {
       if (errno == EINTR) continue;
       return;  // cannot wait any more: the mappings keep their scheduled readings

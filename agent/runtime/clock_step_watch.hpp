@@ -14,6 +14,7 @@
 #include <thread>
 
 #include "skewscope/result.hpp"
+#include "skewscope/stop_event.hpp"
 
 namespace skewscope {
 
@@ -27,12 +28,12 @@ class ClockStepWatch {
   ClockStepWatch& operator=(const ClockStepWatch&) = delete;
 
  private:
-  ClockStepWatch(int timer_fd, int stop_fd, std::function<void()> on_step);
+  ClockStepWatch(int timer_fd, StopEvent stop, std::function<void()> on_step);
   void run();
   bool arm();
 
   int timer_fd_;
-  int stop_fd_;  // an eventfd: written once to end the thread
+  StopEvent stop_;  // notified once to end the thread
   std::function<void()> on_step_;
   std::thread thread_;  // last: started once every member above is ready
 };
