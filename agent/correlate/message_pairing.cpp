@@ -327,6 +327,13 @@ struct MessagePairing::State {
   // A mirrored receiver's waiting calls against its sender's boundaries (`sender`: null when no
   // sending stream of the direction is followed here): each message whose last byte a call read
   // gets its receive half, stamped by that call. `now_ns`: the newest capture time known.
+  // Where a receiver's own parse of its copied calls has reached; none before its first byte (a
+  // stream the mirrored calls created before the payload ring's records of it were read).
+  static std::optional<std::uint32_t> copied_parse_end(const ZmtpStream& receiver) {
+    if (receiver.tracker.state() == zmtp::StreamTracker::State::kNew) return std::nullopt;
+    return receiver.tracker.next_seq();
+  }
+
   void resolve_mirrored(const StreamKey& key, ZmtpStream& receiver, ZmtpStream* sender, std::int64_t now_ns,
                         const ToDomainClock& clock, std::vector<Span>& out, std::vector<MessageSpanInfo>& info) {
     Half h;
@@ -337,7 +344,7 @@ struct MessagePairing::State {
     const std::size_t first_span = out.size();
     counters.zmtp_mirror_messages_given_up += receiver.calls.resolve(
         sender ? sender->boundaries : no_boundaries,
-        sender ? std::optional<std::uint32_t>(sender->tracker.next_seq()) : std::nullopt, receiver.tracker.next_seq(),
+        sender ? std::optional<std::uint32_t>(sender->tracker.next_seq()) : std::nullopt, copied_parse_end(receiver),
         now_ns, [&](const ZmtpBoundary& m, std::uint32_t count, const ZmtpMirroredCall& call) {
           offer_run(h, m.seq, m.bytes, count, call.capture_ns, stamp(call.capture_ns), first_span, out, info);
         });

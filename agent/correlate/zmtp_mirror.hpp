@@ -119,18 +119,20 @@ class ZmtpMirroredCalls {
   // (before mirroring began) or by a call given up: dropped. A call is done once the sender's
   // parse has passed its end (`sender_parsed_to`: the sequence number after the sender's last
   // parsed byte; none while no sending stream is followed here): no message can end in it any
-  // more. `copied_to`: the sequence number after the receiver's own last parsed (copied) byte.
+  // more. `copied_to`: the sequence number after the receiver's own last parsed (copied) byte; none
+  // while its parse has had no byte (its copied records not read yet: a receiver's greeting is
+  // always copied, so its parse is behind then, whatever a sequence number compares with).
   // `now_ns` (the newest capture time known) decides whether a gap has waited enough. Returns the
   // messages given up in gaps.
   template <class Emit>
   std::size_t resolve(ZmtpBoundaries& boundaries, std::optional<std::uint32_t> sender_parsed_to,
-                      std::uint32_t copied_to, std::int64_t now_ns, Emit&& emit) {
+                      std::optional<std::uint32_t> copied_to, std::int64_t now_ns, Emit&& emit) {
     std::size_t given_up = 0;
     while (!calls_.empty()) {
       const ZmtpMirroredCall& call = calls_.front();
       const std::optional<std::uint32_t> at = taken_to_ ? taken_to_ : start_;
       // Before the first call: the copied calls' messages first.
-      const bool copied_behind = !taken_to_ && start_ && seq_before(copied_to, *start_);
+      const bool copied_behind = !taken_to_ && start_ && (!copied_to || seq_before(*copied_to, *start_));
       if (!at || call.seq != *at || copied_behind) {
         // Where mirroring began is not known yet, a call before this one has not arrived, or the
         // receiver's copied calls are not all parsed yet.

@@ -327,7 +327,11 @@ namespace {
 // first, or by stamp.
 // receiver_swapped: by stamp, and each two of the receiver's calls in turn arrive the later first
 // (its thread moved CPU between them: the agent reads one CPU's half ring, then the other's).
-enum class Order { sender_ahead, receiver_ahead, by_stamp, receiver_swapped };
+// mirrored_ahead: the receiver's mirrored calls (half rings) before every payload record (the
+// payload ring read later), which then come as the ring has them: each receiver's copied call
+// after the sender's writes of the bytes it read. Its stream exists only through the mirrored
+// calls until its copied calls come.
+enum class Order { sender_ahead, receiver_ahead, by_stamp, receiver_swapped, mirrored_ahead };
 void feed_mirrored(Run& run, const std::vector<PayloadRecord>& sends, const std::vector<PayloadRecord>& recvs,
                    Order order) {
   const auto clock = [](DomainId, std::int64_t ns) { return ns; };
@@ -361,6 +365,19 @@ void feed_mirrored(Run& run, const std::vector<PayloadRecord>& sends, const std:
       first_mirrored = r.header.seq;
       break;
     }
+  if (order == Order::mirrored_ahead) {
+    const auto senders = std::stable_partition(rest.begin(), rest.end(), [](const auto& r) { return r.second == 2; });
+    head.insert(head.end(), senders, rest.end());
+    rest.erase(senders, rest.end());
+    // A write's record is in the ring before any read of its bytes: sorted by a write's first
+    // byte and a read's last byte, writes first.
+    const auto ring_key = [&](const auto& r) {
+      const std::uint32_t at = r.first->header.seq - first_byte;
+      return r.second == 1 ? std::pair(at, 0) : std::pair(at + r.first->header.bytes - 1, 1);
+    };
+    std::stable_sort(head.begin(), head.end(), [&](const auto& a, const auto& b) { return ring_key(a) < ring_key(b); });
+    std::swap(head, rest);
+  }
   for (const auto* part : {&head, &rest}) {
     for (const auto& [record, domain] : *part) {
       if (domain == 1 || copied(*record)) {
@@ -400,24 +417,32 @@ TEST_CASE("zmtp: a receiver whose calls were not copied gets the spans its parse
   auto stream = zmtp_stream(500, 8);
   // The sender's greeting and READY in one call; the receiver's third call starts in the greeting
   // and reads messages too (copied: its messages come from its own parse).
-  const auto sends = records(stream, {72, 1000, 37, 2048}, SKEWSCOPE_HALF_SEND, 1'000'000);
-  const auto recvs = records(stream, {13, 30, 4096, 1, 500}, SKEWSCOPE_HALF_RECV, 1'000'005);
+  auto sends = records(stream, {72, 1000, 37, 2048}, SKEWSCOPE_HALF_SEND, 1'000'000);
+  auto recvs = records(stream, {13, 30, 4096, 1, 500}, SKEWSCOPE_HALF_RECV, 1'000'005);
   Run copied;
   copied.feed_in_stamp_order(sends, recvs);
   REQUIRE(copied.messages() == 500);
-  for (Order order : {Order::sender_ahead, Order::receiver_ahead, Order::by_stamp, Order::receiver_swapped}) {
-    CAPTURE(static_cast<int>(order));
-    Run mirrored;
-    feed_mirrored(mirrored, sends, recvs, order);
-    CHECK(mirrored.messages() == 500);
-    CHECK(by_stamps(mirrored.spans) == by_stamps(copied.spans));
-    const auto c = mirrored.pairing.counters();
-    CHECK(c.zmtp_mirrored_calls > 0);
-    CHECK(c.zmtp_recv_messages == 500);
-    CHECK(c.zmtp_mirror_unresolved_calls == 0);
-    CHECK(mirrored.pairing.pending() == 0);
-    mirrored.expire(1'000'000'000'000);
-    CHECK(mirrored.pairing.counters().zmtp_mirror_unresolved_calls == 0);
+  // The stream's numbers as they come (it wraps through 0) and half the sequence space on (it
+  // wraps through 2^31: its first mirrored call is then more than half the space past 0).
+  for (const std::uint32_t shift : {0u, 0x80000000u}) {
+    for (auto* recs : {&sends, &recvs})
+      for (auto& r : *recs) r.header.seq += shift;
+    for (Order order : {Order::sender_ahead, Order::receiver_ahead, Order::by_stamp, Order::receiver_swapped,
+                        Order::mirrored_ahead}) {
+      CAPTURE(shift);
+      CAPTURE(static_cast<int>(order));
+      Run mirrored;
+      feed_mirrored(mirrored, sends, recvs, order);
+      CHECK(mirrored.messages() == 500);
+      CHECK(by_stamps(mirrored.spans) == by_stamps(copied.spans));
+      const auto c = mirrored.pairing.counters();
+      CHECK(c.zmtp_mirrored_calls > 0);
+      CHECK(c.zmtp_recv_messages == 500);
+      CHECK(c.zmtp_mirror_unresolved_calls == 0);
+      CHECK(mirrored.pairing.pending() == 0);
+      mirrored.expire(1'000'000'000'000);
+      CHECK(mirrored.pairing.counters().zmtp_mirror_unresolved_calls == 0);
+    }
   }
 }
 

@@ -20,9 +20,9 @@ using Taken = std::vector<std::pair<std::uint32_t, std::int64_t>>;  // (message'
 
 struct Receiver {
   ZmtpMirroredCalls calls;
-  Taken taken;                      // each message, from the runs emitted
-  std::vector<std::uint32_t> runs;  // the messages of each emit
-  std::uint32_t copied_to = 0;      // set by each test to where its mirroring begins
+  Taken taken;                                 // each message, from the runs emitted
+  std::vector<std::uint32_t> runs;             // the messages of each emit
+  std::optional<std::uint32_t> copied_to = 0;  // set by each test to where its mirroring begins
   std::size_t resolve(ZmtpBoundaries& boundaries, std::optional<std::uint32_t> parsed_to, std::int64_t now_ns = 0) {
     return calls.resolve(boundaries, parsed_to, copied_to, now_ns,
                          [&](const ZmtpBoundary& m, std::uint32_t count, const ZmtpMirroredCall& c) {
@@ -139,6 +139,24 @@ TEST_CASE("zmtp mirror: the first call waits until the receiver's copied calls a
   r.copied_to = 100;
   r.resolve(boundaries, 110u, 2);
   CHECK(r.taken == Taken{{90, 1}, {105, 1}});
+}
+
+TEST_CASE("zmtp mirror: a copied parse that has not begun is behind, wherever the stream's numbers are") {
+  // The half rings read before the payload ring: the receiver's stream exists only through its
+  // mirrored calls. A parse position of 0 would have compared as ahead of a first call half the
+  // sequence space or more past it.
+  for (const std::uint32_t start : {100u, 0x80000100u, 0xfffff100u}) {
+    CAPTURE(start);
+    Receiver r;
+    r.copied_to = std::nullopt;
+    r.calls.add({start, 10, 1}, true);
+    ZmtpBoundaries boundaries = of({{start - 10, 15}, {start + 5, 5}});
+    r.resolve(boundaries, start + 10, 2);
+    CHECK(r.taken.empty());
+    r.copied_to = start;
+    r.resolve(boundaries, start + 10, 3);
+    CHECK(r.taken == Taken{{start - 10, 1}, {start + 5, 1}});
+  }
 }
 
 TEST_CASE("zmtp mirror: a copied parse behind by more than a gap's hold is still waited for") {
