@@ -62,5 +62,22 @@ else
   bad "bench/overload --quick failed"; cat "$OUT/overload.md" >&2; tail -5 "$OUT/overload.err" >&2
 fi
 
+# 4. Helper costs, one short round: every program measured, a bad flag refused (exit 2).
+helper=$BUILD/bench/floor/helper_cost
+if [ ! -x "$helper" ]; then
+  bad "no $helper (cmake --build $BUILD --target helper_cost)"
+elif ! "$helper" --rounds 1 --writes 2000 >"$OUT/helper.txt" 2>"$OUT/helper.err"; then
+  bad "helper_cost exited non-zero: $(tail -3 "$OUT/helper.err")"
+else
+  rows=$(grep -cE '^hc_(empty|clock|user_read|kernel_read|ring) +[0-9.]+ +-?[0-9.]+$' "$OUT/helper.txt" || true)
+  set +e
+  "$helper" --rounds 0 >/dev/null 2>"$OUT/helper_bad.err"
+  bad_rc=$?
+  set -e
+  if [ "$rows" != 5 ]; then bad "helper_cost: $rows of 5 programs"; cat "$OUT/helper.txt" >&2
+  elif [ "$bad_rc" != 2 ] || ! grep -q usage "$OUT/helper_bad.err"; then bad "helper_cost --rounds 0: exit $bad_rc"
+  else ok "helper_cost: 5 programs measured; --rounds 0 refused"; fi
+fi
+
 echo "bench_quick: $passed passed, $failed failed"
 [ "$failed" = 0 ]
