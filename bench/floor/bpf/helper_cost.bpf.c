@@ -17,7 +17,7 @@ const volatile __u64 user_buffer = 0;
 
 #define READ_BYTES 20
 
-__u64 sink = 0;	      /* every result lands here, so that no work is optimized away */
+__u64 sink = 0;	     /* every result lands here, so that no work is optimized away */
 __u64 ring_lost = 0; /* reservations that failed (the loader sizes the ring so that none do) */
 
 struct {
@@ -48,25 +48,30 @@ int hc_clock(unsigned long long *ctx)
 	return 0;
 }
 
+/* One read of READ_BYTES bytes into the stack, of user memory or of kernel memory (`user` is a
+ * constant at each call: one helper per program). */
+static __always_inline void read_bytes(const void *from, const int user)
+{
+	char bytes[READ_BYTES];
+	long err = user ? bpf_probe_read_user(bytes, sizeof(bytes), from)
+			: bpf_probe_read_kernel(bytes, sizeof(bytes), from);
+	if (err == 0)
+		sink += bytes[READ_BYTES - 1];
+}
+
 SEC("tp_btf/sys_enter")
 int hc_user_read(unsigned long long *ctx)
 {
-	if (!measured(ctx))
-		return 0;
-	char bytes[READ_BYTES];
-	if (bpf_probe_read_user(bytes, sizeof(bytes), (const void *)user_buffer) == 0)
-		sink += bytes[READ_BYTES - 1];
+	if (measured(ctx))
+		read_bytes((const void *)user_buffer, 1);
 	return 0;
 }
 
 SEC("tp_btf/sys_enter")
 int hc_kernel_read(unsigned long long *ctx)
 {
-	if (!measured(ctx))
-		return 0;
-	char bytes[READ_BYTES];
-	if (bpf_probe_read_kernel(bytes, sizeof(bytes), (const void *)bpf_get_current_task()) == 0)
-		sink += bytes[READ_BYTES - 1];
+	if (measured(ctx))
+		read_bytes((const void *)bpf_get_current_task(), 0);
 	return 0;
 }
 
