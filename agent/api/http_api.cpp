@@ -328,23 +328,25 @@ Status HttpApi::start() {
   }
   thread_ = std::thread([this] {
     while (!stopping_.load(std::memory_order_relaxed)) {
-      bool ran = false;
-      if (loop_epoll_ < 0) {
-        ran = MHD_run_wait(daemon_, kLoopWakeMs) == MHD_YES;
-      } else {
-        long long wait = server_->deadlines.open_connections() > 0 ? kLoopWakeMs : kIdleWakeMs;
-        MHD_UNSIGNED_LONG_LONG due = 0;  // libmicrohttpd's own: its idle timeouts, work it has queued
-        if (MHD_get_timeout(daemon_, &due) == MHD_YES) wait = std::min<long long>(wait, static_cast<long long>(due));
-        epoll_event ready[2];
-        epoll_wait(loop_epoll_, ready, 2, static_cast<int>(wait));  // EINTR: a pass like any other
-        ran = MHD_run(daemon_) == MHD_YES;
+      if (loop_epoll_ >= 0 && !wait_in_loop_epoll()) {
+        close(loop_epoll_);  // it cannot be waited on: libmicrohttpd's own wait from now on
+        loop_epoll_ = -1;
       }
+      const bool ran = (loop_epoll_ < 0 ? MHD_run_wait(daemon_, kLoopWakeMs) : MHD_run(daemon_)) == MHD_YES;
       // An error here is the loop's own (epoll failed): pause instead of spinning.
       if (!ran) std::this_thread::sleep_for(std::chrono::milliseconds(kLoopWakeMs));
       server_->cut_overdue();
     }
   });
   return Status::ok();
+}
+
+bool HttpApi::wait_in_loop_epoll() {
+  long long wait = server_->deadlines.open_connections() > 0 ? kLoopWakeMs : kIdleWakeMs;
+  MHD_UNSIGNED_LONG_LONG due = 0;  // libmicrohttpd's own: its idle timeouts, work it has queued
+  if (MHD_get_timeout(daemon_, &due) == MHD_YES) wait = std::min<long long>(wait, static_cast<long long>(due));
+  epoll_event ready[2];
+  return epoll_wait(loop_epoll_, ready, 2, static_cast<int>(wait)) >= 0 || errno == EINTR;  // EINTR: a pass
 }
 
 void HttpApi::close_loop() {

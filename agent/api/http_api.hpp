@@ -104,10 +104,13 @@ class HttpApi {
   std::atomic<bool> stopping_{false};
   // The loop's own epoll set: libmicrohttpd's epoll descriptor and stop_event_, which stop()
   // notifies, so that a loop with no connection open waits a second (not 100 ms: an idle agent is
-  // mostly its wake-ups) and still ends at once. -1 / none when either could not be made: the loop
-  // then waits in MHD_run_wait, 100 ms at a time.
+  // mostly its wake-ups) and still ends at once. -1 / none when either could not be made (-1 also
+  // once a wait in it failed): the loop then waits in MHD_run_wait, 100 ms at a time.
   int loop_epoll_ = -1;
   std::optional<StopEvent> stop_event_;
+  // Until a descriptor of the set is ready, the deadline of the loop's pace or libmicrohttpd's own
+  // comes. False when epoll_wait failed (not EINTR): the set cannot be used any more.
+  bool wait_in_loop_epoll();
   void close_loop();
   std::atomic<std::uint64_t> deadline_cuts_{0};
 };

@@ -98,13 +98,12 @@ double user_clock_ns() {
   constexpr int kCalls = 1'000'000;
   timespec t{};
   const auto start = std::chrono::steady_clock::now();
-  long sum = 0;
+  [[maybe_unused]] volatile long last = 0;  // a use of every reading: the loop is kept
   for (int i = 0; i < kCalls; ++i) {
     clock_gettime(CLOCK_MONOTONIC, &t);
-    sum += t.tv_nsec;
+    last = t.tv_nsec;
   }
   const auto took = std::chrono::steady_clock::now() - start;
-  if (sum == 42) std::fputc(' ', stderr);  // keeps the loop
   return static_cast<double>(std::chrono::duration_cast<std::chrono::nanoseconds>(took).count()) / kCalls;
 }
 
