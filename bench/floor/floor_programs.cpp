@@ -2,12 +2,14 @@
 // The stamping sets' records are read every 20 ms as the agent reads its rings (no wake-ups), so
 // that they are consumed, never lost, and the reader's CPU can be measured like the agent's.
 //
-//   floor_programs empty|stamp|shared
+//   floor_programs empty|stamp|shared|copy
 //
-// stamp: a ring buffer per CPU (as the agent has); shared: one ring buffer for every CPU.
+// stamp: a ring buffer per CPU (as the agent has); shared: one ring buffer for every CPU; copy:
+// as stamp, each send's record also holding the first bytes the send's syscall named.
 // Prints "floor: attached N programs (MODE)" once every program is attached, and at the end
-// "floor: R records read, D lost" (lost: a ring was full, which a polling reader at these rates
-// should never see). Exit 0; 1 when a program cannot be loaded or attached; 2 on a usage error.
+// "floor: R records read, C with a copy, D lost" (C: copy records holding bytes of their send;
+// lost: a ring was full, which a polling reader at these rates should never see).
+// Exit 0; 1 when a program cannot be loaded or attached; 2 on a usage error.
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 #include <unistd.h>
@@ -15,6 +17,7 @@
 #include <atomic>
 #include <chrono>
 #include <csignal>
+#include <cstdint>
 #include <cstdio>
 #include <cstring>
 #include <string>
@@ -23,6 +26,7 @@
 
 #include "capture/half_ring_size.hpp"
 #include "hook_floor.skel.h"
+#include "skewscope/abi/half_event.h"
 
 namespace {
 
@@ -44,8 +48,19 @@ struct Floor {
   }
 };
 
-int count_record(void* ctx, void*, std::size_t) {
-  ++*static_cast<std::uint64_t*>(ctx);
+struct Counts {
+  std::uint64_t records = 0;
+  std::uint64_t copied = 0;  // copy records that hold bytes of their send
+};
+
+// The copy floor's send record: a half's 80 bytes (ts_ns first, the copied length in `bytes`),
+// then the bytes (hook_floor.bpf.c, copy_record).
+constexpr std::size_t kCopyRecordSize = sizeof(skewscope_half_event) + 64;
+
+int count_record(void* ctx, void* data, std::size_t size) {
+  auto* counts = static_cast<Counts*>(ctx);
+  ++counts->records;
+  if (size == kCopyRecordSize && static_cast<const skewscope_half_event*>(data)->bytes > 0) ++counts->copied;
   return 0;
 }
 
@@ -55,20 +70,20 @@ int fail(const std::string& what) {
 }
 
 // Adds a ring's fd to the reader (creating it with the first).
-bool read_ring(Floor& f, int fd, std::uint64_t* records) {
+bool read_ring(Floor& f, int fd, Counts* counts) {
   if (!f.reader) {
-    f.reader = ring_buffer__new(fd, count_record, records, nullptr);
+    f.reader = ring_buffer__new(fd, count_record, counts, nullptr);
     return f.reader != nullptr;
   }
-  return ring_buffer__add(f.reader, fd, count_record, records) == 0;
+  return ring_buffer__add(f.reader, fd, count_record, counts) == 0;
 }
 
 }  // namespace
 
 int main(int argc, char** argv) {
   const std::string mode = argc == 2 ? argv[1] : "";
-  if (mode != "empty" && mode != "stamp" && mode != "shared") {
-    std::fprintf(stderr, "usage: floor_programs empty|stamp|shared\n");
+  if (mode != "empty" && mode != "stamp" && mode != "shared" && mode != "copy") {
+    std::fprintf(stderr, "usage: floor_programs empty|stamp|shared|copy\n");
     return 2;
   }
   Floor f;
@@ -78,6 +93,7 @@ int main(int argc, char** argv) {
   const std::vector<bpf_program*> chosen =
       mode == "empty"   ? std::vector<bpf_program*>{p.empty_send_begin, p.empty_send_end, p.empty_recv_end}
       : mode == "stamp" ? std::vector<bpf_program*>{p.stamp_send_end, p.stamp_recv_end}
+      : mode == "copy"  ? std::vector<bpf_program*>{p.copy_send_end, p.stamp_recv_end}
                         : std::vector<bpf_program*>{p.shared_send_end, p.shared_recv_end};
   bpf_program* prog = nullptr;
   bpf_object__for_each_program(prog, f.skel->obj) bpf_program__set_autoload(prog, false);
@@ -92,8 +108,8 @@ int main(int argc, char** argv) {
     errno = -err;
     return fail("loading the programs");
   }
-  std::uint64_t records = 0;
-  if (mode == "stamp") {
+  Counts counts;
+  if (mode == "stamp" || mode == "copy") {
     const int outer = bpf_map__fd(f.skel->maps.rings_by_cpu);
     for (int cpu = 0; cpu < cpus; ++cpu) {
       const int fd = bpf_map_create(BPF_MAP_TYPE_RINGBUF, "floor_cpu", 0, 0, ring_bytes, nullptr);
@@ -102,9 +118,9 @@ int main(int argc, char** argv) {
       const __u32 key = static_cast<__u32>(cpu);
       if (bpf_map_update_elem(outer, &key, &fd, BPF_ANY) != 0)
         return fail("placing the ring buffer of CPU " + std::to_string(cpu));
-      if (!read_ring(f, fd, &records)) return fail("reading the ring buffer of CPU " + std::to_string(cpu));
+      if (!read_ring(f, fd, &counts)) return fail("reading the ring buffer of CPU " + std::to_string(cpu));
     }
-  } else if (mode == "shared" && !read_ring(f, bpf_map__fd(f.skel->maps.shared_ring), &records)) {
+  } else if (mode == "shared" && !read_ring(f, bpf_map__fd(f.skel->maps.shared_ring), &counts)) {
     return fail("reading the shared ring buffer");
   }
   for (bpf_program* c : chosen) {
@@ -123,7 +139,8 @@ int main(int argc, char** argv) {
   for (bpf_link* l : f.links) bpf_link__destroy(l);
   f.links.clear();
   if (f.reader) ring_buffer__consume(f.reader);
-  std::printf("floor: %llu records read, %llu lost\n", static_cast<unsigned long long>(records),
+  std::printf("floor: %llu records read, %llu with a copy, %llu lost\n",
+              static_cast<unsigned long long>(counts.records), static_cast<unsigned long long>(counts.copied),
               static_cast<unsigned long long>(f.skel->bss->lost));
   return 0;
 }

@@ -6,9 +6,10 @@
 #   bench/overhead_tools/msg_cost.sh [--rounds N] [--duration SECONDS] [--build DIR] [--pin] [--shape stream|rr|zmtp-rr]
 #                                    [--round-trips N] CONFIG...
 #     CONFIG = LABEL=SKEWSCOPE_BINARY[:VARIANT]   e.g. before=/tmp/skewscope-main after=build/agent/cli/skewscope
-#            | LABEL=floor:empty|floor:stamp|floor:shared   the floor of the same hooks in place of an agent
-#              (bench/floor/README.md: empty programs on them; a program that only stamps and
-#              submits a record on the send and receive hooks), from --build's floor_programs
+#            | LABEL=floor:empty|floor:stamp|floor:shared|floor:copy   the floor of the same hooks in
+#              place of an agent (bench/floor/README.md: empty programs on them; a program that only
+#              stamps and submits a record on the send and receive hooks; copy: the send's record
+#              also holds the first bytes it sent), from --build's floor_programs
 #
 # Each round runs, for every CONFIG in an order rotated round by round: a fresh agent watching two
 # lab hosts (--domain a, b, --only-domains), a 64 B stream host 1 -> host 2 for SECONDS, then
@@ -37,7 +38,7 @@ while [ $# -gt 0 ]; do
     --pin) pin_source=(taskset -c 0) pin_sink=(taskset -c 1); shift ;;
     --shape) shape=${2:-}; shift 2 ;;
     --round-trips) round_trips=${2:-}; shift 2 ;;
-    -h|--help) sed -n '2,28p' "$0" >&2; exit 2 ;;
+    -h|--help) sed -n '2,29p' "$0" >&2; exit 2 ;;
     *=*) configs+=("$1"); shift ;;
     *) die "unknown argument $1 (see --help)" ;;
   esac
@@ -56,8 +57,8 @@ agent_extra=()
 for c in "${configs[@]}"; do
   spec=${c#*=}
   case $spec in
-    floor:empty|floor:stamp|floor:shared) [ -x "$FLOOR" ] || die "no $FLOOR (built with -DSKEWSCOPE_BENCH=ON)" ;;
-    floor:*) die "unknown floor '${spec#floor:}' in $c (floor:empty, floor:stamp or floor:shared)" ;;
+    floor:empty|floor:stamp|floor:shared|floor:copy) [ -x "$FLOOR" ] || die "no $FLOOR (built with -DSKEWSCOPE_BENCH=ON)" ;;
+    floor:*) die "unknown floor '${spec#floor:}' in $c (floor:empty, floor:stamp, floor:shared or floor:copy)" ;;
     *) [ -x "${spec%%:*}" ] || die "no executable ${spec%%:*}" ;;
   esac
 done

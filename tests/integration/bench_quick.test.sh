@@ -8,7 +8,8 @@ SOURCE=${SKEWSCOPE_SOURCE:-$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)}
 BUILD=${SKEWSCOPE_BUILD:-$SOURCE/build}
 export SKEWSCOPE_BUILD=$BUILD
 OUT=$(mktemp -d /tmp/skewscope-bench-quick.XXXXXX)
-trap 'rm -rf "$OUT"' EXIT
+NS=skq-floor-$$ # the floors' traffic (check 5)
+trap 'rm -rf "$OUT"; ip netns del "$NS" 2>/dev/null || true' EXIT
 passed=0 failed=0
 ok() { echo "ok: $*"; passed=$((passed + 1)); }
 bad() { echo "FAIL: $*" >&2; failed=$((failed + 1)); }
@@ -77,6 +78,49 @@ else
   if [ "$rows" != 5 ]; then bad "helper_cost: $rows of 5 programs"; cat "$OUT/helper.txt" >&2
   elif [ "$bad_rc" != 2 ] || ! grep -q usage "$OUT/helper_bad.err"; then bad "helper_cost --rounds 0: exit $bad_rc"
   else ok "helper_cost: 5 programs measured; --rounds 0 refused"; fi
+fi
+
+# 5. The floors (bench/floor/README.md): each set loads and attaches; over a few TCP sends in a
+#    namespace of this test's own, the stamping sets read every record (none lost) and the copy
+#    set's send records hold the bytes the sends carried; a bad mode is refused (exit 2).
+floor=$BUILD/bench/floor/floor_programs
+if [ ! -x "$floor" ]; then
+  bad "no $floor (cmake --build $BUILD --target floor_programs)"
+elif ! ip netns add "$NS"; then
+  bad "cannot make the namespace $NS"
+else
+  ip -n "$NS" link set lo up
+  # 50 writes of 32 bytes over one loopback connection, read by a peer in the same process.
+  sends='import socket
+l = socket.socket(); l.bind(("127.0.0.1", 0)); l.listen(1)
+c = socket.create_connection(l.getsockname()); s, _ = l.accept()
+for i in range(50):
+    c.send(b"%032d" % i); s.recv(64)'
+  for mode in empty stamp shared copy; do
+    "$floor" $mode >"$OUT/floor_$mode.txt" 2>&1 &
+    pid=$!
+    for _ in $(seq 100); do grep -q "^floor: attached" "$OUT/floor_$mode.txt" && break; sleep 0.1; done
+    ip netns exec "$NS" python3 -c "$sends" || bad "floor $mode: the sends failed"
+    sleep 0.1
+    kill $pid; wait $pid || bad "floor $mode: exit $?"
+    records= copied= lost=
+    read -r records copied lost < <(sed -n 's/^floor: \([0-9]*\) records read, \([0-9]*\) with a copy, \([0-9]*\) lost$/\1 \2 \3/p' "$OUT/floor_$mode.txt") || true
+    if ! grep -q "^floor: attached" "$OUT/floor_$mode.txt" || [ -z "${lost:-}" ]; then
+      bad "floor $mode: $(cat "$OUT/floor_$mode.txt")"
+    elif [ "$lost" != 0 ]; then bad "floor $mode lost $lost records"
+    elif [ $mode = empty ] && [ "$records" != 0 ]; then bad "floor empty read $records records"
+    elif [ $mode != empty ] && [ "$records" -lt 100 ]; then bad "floor $mode: $records records for 100 sends and receives"
+    elif [ $mode = copy ] && [ "$copied" -lt 50 ]; then bad "floor copy: $copied of 50 sends copied"
+    elif [ $mode != copy ] && [ "$copied" != 0 ]; then bad "floor $mode: $copied records with a copy"
+    else ok "floor $mode: $records records read, $copied with a copy, none lost"; fi
+  done
+  ip netns del "$NS"
+  set +e
+  "$floor" nothing >/dev/null 2>"$OUT/floor_bad.err"
+  bad_rc=$?
+  set -e
+  if [ "$bad_rc" != 2 ] || ! grep -q usage "$OUT/floor_bad.err"; then bad "floor_programs nothing: exit $bad_rc"
+  else ok "floor_programs: an unknown mode refused"; fi
 fi
 
 echo "bench_quick: $passed passed, $failed failed"
