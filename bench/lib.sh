@@ -26,6 +26,27 @@ machine() {
 
 agent_start() { start_agent "$@"; }  # ARGS...: listens on a free loopback port
 
+# A floor of the hooks (bench/floor/README.md) standing where the agent would: its loader's PID is
+# AGENT_PID (agent_stop ends it), its output $WORK/floor.log. floor_start MODE, after bench_init.
+floor_programs() {  # the loader's path; dies when it was not built
+  local floor=$BUILD/bench/floor/floor_programs
+  [ -x "$floor" ] || die "no $floor (built with -DSKEWSCOPE_BENCH=ON)"
+  echo "$floor"
+}
+floor_start() {
+  local floor
+  floor=$(floor_programs) || exit 2
+  : >"$WORK/floor.log"
+  "$floor" "$1" >"$WORK/floor.log" 2>&1 &
+  AGENT_PID=$!
+  wait_until 10 grep -q "^floor: attached" "$WORK/floor.log" || die "floor_programs $1: $(cat "$WORK/floor.log")"
+}
+# Ends the floor; a floor whose ring lost records did less work than one that kept up: refused.
+floor_stop() {
+  agent_stop
+  grep -q " 0 lost$" "$WORK/floor.log" || die "the floor's ring lost records: $(cat "$WORK/floor.log")"
+}
+
 # One scrape of /metrics into a file, then values by exact series name (with labels).
 scrape() { curl -sf --max-time 5 "$AGENT_URL/metrics" >"$1" || fail "cannot scrape $AGENT_URL/metrics"; }
 series() {  # series FILE 'name{labels}'

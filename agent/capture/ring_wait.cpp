@@ -28,9 +28,11 @@ Result<RingWait> RingWait::attach(int epoll_fd) {
   epoll_event entry{};
   entry.events = EPOLLIN;
   entry.data.u64 = kInterruptTag;
-  if (epoll_ctl(epoll_fd, EPOLL_CTL_ADD, stop->fd(), &entry) != 0)
+  if (epoll_ctl(epoll_fd, EPOLL_CTL_ADD, stop->fd(), &entry) != 0) {
+    const int err = errno;  // before the message's allocation
     return Result<RingWait>::fail(std::string("adding an eventfd to the ring buffer's epoll set: ") +
-                                  std::strerror(errno));
+                                  std::strerror(err));
+  }
   return Result<RingWait>::ok(RingWait(epoll_fd, std::move(*stop)));
 }
 

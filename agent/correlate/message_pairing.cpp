@@ -324,9 +324,6 @@ struct MessagePairing::State {
     stream.next_boundary_check = stream.boundaries.runs() + kBoundaryCheck;
   }
 
-  // A mirrored receiver's waiting calls against its sender's boundaries (`sender`: null when no
-  // sending stream of the direction is followed here): each message whose last byte a call read
-  // gets its receive half, stamped by that call. `now_ns`: the newest capture time known.
   // Where a receiver's own parse of its copied calls has reached; none before its first byte (a
   // stream the mirrored calls created before the payload ring's records of it were read).
   static std::optional<std::uint32_t> copied_parse_end(const ZmtpStream& receiver) {
@@ -334,6 +331,9 @@ struct MessagePairing::State {
     return receiver.tracker.next_seq();
   }
 
+  // A mirrored receiver's waiting calls against its sender's boundaries (`sender`: null when no
+  // sending stream of the direction is followed here): each message whose last byte a call read
+  // gets its receive half, stamped by that call. `now_ns`: the newest capture time known.
   void resolve_mirrored(const StreamKey& key, ZmtpStream& receiver, ZmtpStream* sender, std::int64_t now_ns,
                         const ToDomainClock& clock, std::vector<Span>& out, std::vector<MessageSpanInfo>& info) {
     Half h;

@@ -49,7 +49,6 @@ done
   die "--round-trips must be a whole number from 1000 to 10000000"
 [[ "$rounds" =~ ^[0-9]+$ ]] && [ "$rounds" -ge 1 ] || die "--rounds must be a positive integer"
 bench_init
-FLOOR=$BUILD/bench/floor/floor_programs
 ZMQ_TOOL=$BUILD/tests/tools/zmq_messages
 [ "$shape" != zmtp-rr ] || [ -x "$ZMQ_TOOL" ] || die "no $ZMQ_TOOL (--shape zmtp-rr)"
 agent_extra=()
@@ -57,7 +56,7 @@ agent_extra=()
 for c in "${configs[@]}"; do
   spec=${c#*=}
   case $spec in
-    floor:empty|floor:stamp|floor:shared|floor:copy) [ -x "$FLOOR" ] || die "no $FLOOR (built with -DSKEWSCOPE_BENCH=ON)" ;;
+    floor:empty|floor:stamp|floor:shared|floor:copy) floor_programs >/dev/null || exit 2 ;;
     floor:*) die "unknown floor '${spec#floor:}' in $c (floor:empty, floor:stamp, floor:shared or floor:copy)" ;;
     *) [ -x "${spec%%:*}" ] || die "no executable ${spec%%:*}" ;;
   esac
@@ -75,10 +74,7 @@ agent_cpu_ns() {  # CPU time of every agent thread so far, in ns (schedstat: not
 one_run() {  # one_run LABEL BINARY VARIANT ROUND
   local label=$1 bin=$2 variant=$3 round=$4 cpu0 cpu1 msgs sink elapsed
   if [ "$bin" = floor ]; then  # the floor's loader stands where the agent would (its PID, its CPU)
-    : >"$WORK/floor.log"
-    "$FLOOR" "$variant" >"$WORK/floor.log" 2>&1 &
-    AGENT_PID=$!
-    wait_until 10 grep -q "^floor: attached" "$WORK/floor.log" || die "floor_programs: $(cat "$WORK/floor.log")"
+    floor_start "$variant"
   else
     SKEWSCOPE=$bin SKEWSCOPE_FORCE_VARIANT=$variant \
       start_agent --domain a=netns:"$(netns_path 1)" --domain b=netns:"$(netns_path 2)" --only-domains "${agent_extra[@]}"
@@ -112,10 +108,7 @@ one_run() {  # one_run LABEL BINARY VARIANT ROUND
   sleep 0.3  # the agent drains the ring buffer (it polls every 20 ms)
   cpu1=$(agent_cpu_ns)
   agent_bpf_runtime_by_prog | sort >"$WORK/p1"
-  agent_stop
-  if [ "$bin" = floor ]; then
-    grep -q " 0 lost$" "$WORK/floor.log" || die "the floor's ring lost records: $(cat "$WORK/floor.log")"
-  fi
+  if [ "$bin" = floor ]; then floor_stop; else agent_stop; fi
   join "$WORK/p0" "$WORK/p1" | awk -v l="$label" -v r="$round" -v m="$msgs" -v a=$((cpu1 - cpu0)) -v e="$elapsed" '
     { t += $4 - $2; progs = progs sprintf(" %s:%.0f:%.0f", $1, $4 - $2, $5 - $3) }
     END { printf "%s %d %d %.0f %.0f %.0f%s\n", l, r, m, t, a, e, progs }' >>"$rows"

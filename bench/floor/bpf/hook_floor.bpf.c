@@ -71,10 +71,15 @@ static __always_inline void stamp_into(void *ring)
 	bpf_ringbuf_submit(e, BPF_RB_NO_WAKEUP);
 }
 
-static __always_inline void stamp_this_cpu(void)
+static __always_inline void *this_cpu_ring(void)
 {
 	__u32 cpu = bpf_get_smp_processor_id();
-	stamp_into(bpf_map_lookup_elem(&rings_by_cpu, &cpu));
+	return bpf_map_lookup_elem(&rings_by_cpu, &cpu);
+}
+
+static __always_inline void stamp_this_cpu(void)
+{
+	stamp_into(this_cpu_ring());
 }
 
 SEC("tp_btf/sock_send_length")
@@ -128,8 +133,7 @@ SEC("tp_btf/sock_send_length")
 int copy_send_end(unsigned long long *ctx)
 {
 	int ret = (int)ctx[1];
-	__u32 cpu = bpf_get_smp_processor_id();
-	void *ring = bpf_map_lookup_elem(&rings_by_cpu, &cpu);
+	void *ring = this_cpu_ring();
 	struct copy_record *e = ring ? bpf_ringbuf_reserve(ring, sizeof(*e), 0) : 0;
 	if (!e) {
 		__sync_fetch_and_add(&lost, 1);
